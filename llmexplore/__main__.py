@@ -1,0 +1,5 @@
+import sys
+
+from llmexplore.cli import main
+
+sys.exit(main())

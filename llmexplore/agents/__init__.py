@@ -1,0 +1,1 @@
+"""Policy networks, the sample-factory integration, checkpoints and fine-tuning."""

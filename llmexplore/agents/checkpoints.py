@@ -1,0 +1,70 @@
+"""Finding, loading and checking sample-factory checkpoints of our runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from llmexplore.errors import ConfigError
+
+CHECKPOINT_GLOB = "checkpoint_p0/checkpoint_*.pth"
+_NAME = re.compile(r"checkpoint_(\d+)_(\d+)\.pth$")
+
+#: parts of sample-factory's shared-weights actor-critic that fine-tuning can re-initialise
+POLICY_PARTS = {
+    "encoder": "encoder",
+    "core": "core",
+    "decoder": "decoder",
+    "critic": "critic_linear",
+    "action_head": "action_parameterization",
+}
+
+
+def sf_experiment_dir(run_dir: str | Path) -> Path:
+    return Path(run_dir) / "sf"
+
+
+def list_checkpoints(run_dir: str | Path) -> list[Path]:
+    """Complete checkpoints of a run, oldest first (temp files of an interrupted save skipped)."""
+    found = [p for p in sf_experiment_dir(run_dir).glob(CHECKPOINT_GLOB) if _NAME.search(p.name)]
+    return sorted(found, key=lambda p: (int(_NAME.search(p.name).group(1)), p.name))
+
+
+def checkpoint_env_steps(path: str | Path) -> int:
+    match = _NAME.search(Path(path).name)
+    if not match:
+        raise ValueError(f"not a checkpoint file name: {path}")
+    return int(match.group(2))
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path | None:
+    found = list_checkpoints(run_dir)
+    return found[-1] if found else None
+
+
+def remove_partial_saves(run_dir: str | Path) -> None:
+    """A kill during saving leaves ``checkpoint_temp``; sample-factory would sort it last and load it."""
+    folder = sf_experiment_dir(run_dir) / "checkpoint_p0"
+    for stale in folder.glob("*_temp"):
+        stale.unlink()
+
+
+def load_checkpoint_file(path: str | Path, device: Any = "cpu") -> dict[str, Any]:
+    """Our own checkpoints hold numpy scalars, so torch >= 2.6's weights-only load refuses them."""
+    try:
+        return torch.load(str(path), map_location=device, weights_only=False)
+    except FileNotFoundError:
+        raise ConfigError(f"checkpoint not found: {path}") from None
+    except Exception as exc:
+        raise ConfigError(f"cannot read checkpoint {path}: {exc}") from exc
+
+
+def reset_policy_parts(actor_critic: torch.nn.Module, parts: tuple[str, ...] | list[str]) -> None:
+    for part in parts:
+        module = getattr(actor_critic, POLICY_PARTS[part])
+        for layer in module.modules():
+            if hasattr(layer, "reset_parameters"):
+                layer.reset_parameters()

@@ -1,0 +1,52 @@
+"""Training hyperparameters: typed, validated, with defaults per environment family."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Defaults chosen for this suite's reference machine (2 CPU cores): serial sampling,
+#: a 256-unit GRU, and the reward scaling of the published protocols (Motif scales
+#: NetHack rewards by 0.1 and clips at 10).
+FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "nethack": dict(envs_per_worker=32, batch_size=2048, gamma=0.999, reward_scale=0.1),
+    "crafter": dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
+    "housekeep": dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
+}
+GENERIC_DEFAULTS: dict[str, Any] = dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0)
+
+
+class TrainConfig(BaseModel):
+    """How one cell is trained. ``None`` means: the environment family's default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    num_workers: int = Field(1, ge=1, description="rollout worker processes (1: everything in one process)")
+    envs_per_worker: int | None = Field(None, ge=2)
+    batch_size: int | None = Field(None, ge=64)
+    rollout: int = Field(32, ge=2)
+    learning_rate: float = Field(1e-4, gt=0)
+    gamma: float | None = Field(None, gt=0, le=1)
+    reward_scale: float | None = Field(None, gt=0)
+    reward_clip: float = Field(10.0, gt=0)
+    rnn_size: int = Field(256, ge=8)
+    device: Literal["cpu", "gpu", "auto"] = "cpu"
+    serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
+    save_every_sec: int = Field(60, ge=1)
+    sf_args: dict[str, Any] = Field(default_factory=dict, description="raw sample-factory options, for experts")
+
+    def resolved(self, family: str) -> "TrainConfig":
+        """A copy with every family default filled in."""
+        defaults = FAMILY_DEFAULTS.get(family, GENERIC_DEFAULTS)
+        values = self.model_dump()
+        for key, value in defaults.items():
+            if values.get(key) is None:
+                values[key] = value
+        if values["serial"] is None:
+            values["serial"] = values["num_workers"] == 1
+        if values["device"] == "auto":
+            import torch
+
+            values["device"] = "gpu" if torch.cuda.is_available() else "cpu"
+        return TrainConfig(**values)

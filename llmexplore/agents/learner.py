@@ -1,0 +1,188 @@
+"""Where the intrinsic reward enters sample-factory.
+
+sample-factory 2.1.1 has no reward hook in its learner, so we subclass ``Learner`` here,
+and only here. Before each training batch goes through PPO we replace its rewards by
+METHODS.md's combination
+
+    r_t = c_ext * clip(reward_scale * r_env, +-reward_clip) + c_int * r_int_t
+
+(the sampler has already scaled and clipped r_env), let the method train online on the
+batch, and add the method's state to every checkpoint so a resumed run continues with
+everything it had learned. The runners below swap this learner into sample-factory's
+``LearnerWorker``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from sample_factory.algo.learning.learner import Learner
+from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.algo.runners.runner_parallel import ParallelRunner
+from sample_factory.algo.runners.runner_serial import SerialRunner
+from sample_factory.algo.utils.tensor_dict import TensorDict
+from sample_factory.utils.utils import log
+
+from llmexplore.agents.checkpoints import load_checkpoint_file, reset_policy_parts
+from llmexplore.agents.run_settings import RunSettings
+from llmexplore.agents.sf_env import ENV_UID_KEY
+from llmexplore.methods import IntrinsicReward, RewardBatch
+
+#: key of our learner's report in sample-factory's stats messages
+REPORT_KEY = "llmexplore"
+#: key of our state inside sample-factory checkpoints
+CHECKPOINT_KEY = "llmexplore"
+METRICS_EVERY_SEC = 5.0
+
+
+class EpisodeIntrinsicReturns:
+    """Adds up each env's intrinsic reward across batches and emits it when an episode ends."""
+
+    def __init__(self) -> None:
+        self.partial: dict[int, float] = defaultdict(float)
+
+    def add(self, uids: np.ndarray, rewards: np.ndarray, dones: np.ndarray) -> list[float]:
+        finished: list[float] = []
+        for uid, row_r, row_d in zip(uids, rewards, dones):
+            acc = self.partial[int(uid)]
+            ends = np.flatnonzero(row_d)
+            start = 0
+            for end in ends:
+                finished.append(acc + float(row_r[start : end + 1].sum()))
+                acc, start = 0.0, end + 1
+            self.partial[int(uid)] = acc + float(row_r[start:].sum())
+        return finished
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"partial": dict(self.partial)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.partial = defaultdict(float, {int(k): float(v) for k, v in state.get("partial", {}).items()})
+
+
+class IntrinsicLearner(Learner):
+    method: IntrinsicReward
+
+    def init(self):
+        self.settings = RunSettings.from_cfg(self.cfg)
+        method_cls, options = self.settings.method_class_and_options()
+        self.method = method_cls(options, self.settings.method_context(), self.env_info.obs_space)
+        self.ext_coef = float(self.settings.ext_coef)
+        self.int_coef = float(self.settings.int_coef)
+        self.episode_returns = EpisodeIntrinsicReturns()
+        self._resumed = False
+        self.parent_report: dict | None = None
+        self._sums = np.zeros(3)  # r_ext, r_int, steps since the last report
+        self._last_metrics_time = 0.0
+        return super().init()
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    @staticmethod
+    def load_checkpoint(checkpoints, device):
+        if not checkpoints:
+            return None
+        return load_checkpoint_file(checkpoints[-1], device)
+
+    def _get_checkpoint_dict(self):
+        checkpoint = super()._get_checkpoint_dict()
+        checkpoint[CHECKPOINT_KEY] = {
+            "task": self.settings.task,
+            "method": self.settings.method,
+            "method_state": self.method.state_dict(),
+            "episode_returns": self.episode_returns.state_dict(),
+        }
+        return checkpoint
+
+    def _load_state(self, checkpoint_dict, load_progress=True):
+        super()._load_state(checkpoint_dict, load_progress)
+        ours = checkpoint_dict.get(CHECKPOINT_KEY)
+        if ours is not None:
+            self.method.load_state_dict(ours["method_state"])
+            self.episode_returns.load_state_dict(ours.get("episode_returns", {}))
+        self._resumed = True
+
+    def load_from_checkpoint(self, policy_id, load_progress: bool = True) -> None:
+        # runs inside Learner.init(), before the weights are shared with the inference workers
+        super().load_from_checkpoint(policy_id, load_progress)
+        if not self._resumed and self.settings.init_checkpoint:
+            self._start_from_parent(self.settings.init_checkpoint)
+
+    def _start_from_parent(self, path: str) -> None:
+        """Fine-tuning: the parent's policy weights, a fresh optimizer, chosen parts re-initialised."""
+        parent = load_checkpoint_file(path, self.device)["model"]
+        own = self.actor_critic.state_dict()
+        loaded = {k: v for k, v in parent.items() if k in own and own[k].shape == v.shape}
+        skipped = sorted(k for k in own if k not in loaded)
+        self.actor_critic.load_state_dict(loaded, strict=False)
+        reset_policy_parts(self.actor_critic, self.settings.reset_parts)
+        self.parent_report = {"checkpoint": str(path), "loaded": sorted(loaded), "not_loaded": skipped,
+                              "reset": list(self.settings.reset_parts)}
+        log.info("Started from %s: %d tensors loaded, %d not (shape or name differs), reset %s",
+                 path, len(loaded), len(skipped), list(self.settings.reset_parts))
+
+    # -- training --------------------------------------------------------------------------------
+    def train(self, batch: TensorDict) -> Optional[dict]:
+        with torch.no_grad(), self.timing.add_time("intrinsic_reward"):
+            rewards_batch = RewardBatch(obs=batch["obs"], actions=batch["actions"], dones=batch["dones"].float())
+            r_int = self.method.reward(rewards_batch).to(batch["rewards"].device, torch.float32)
+            r_ext = batch["rewards"]
+            self._sums += (float(r_ext.sum()), float(r_int.sum()), r_ext.numel())
+            finished = self.episode_returns.add(
+                batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy(),
+                r_int.cpu().numpy(),
+                batch["dones"].cpu().numpy(),
+            )
+            r_ext.mul_(self.ext_coef).add_(r_int, alpha=self.int_coef)  # in place: the batch owns this buffer
+        with self.timing.add_time("intrinsic_update"):
+            update_metrics = self.method.update(rewards_batch)
+        stats = super().train(batch)
+        if stats is not None:
+            stats[REPORT_KEY] = self._report(finished, update_metrics)
+        return stats
+
+    def _report(self, finished: list[float], update_metrics: dict[str, float]) -> dict[str, Any]:
+        report: dict[str, Any] = {"intrinsic_returns": finished}
+        if self.parent_report is not None:
+            report["parent"], self.parent_report = self.parent_report, None
+        now = time.time()
+        if now - self._last_metrics_time >= METRICS_EVERY_SEC:
+            self._last_metrics_time = now
+            steps = max(self._sums[2], 1.0)
+            metrics = {"reward_ext_mean": self._sums[0] / steps, "reward_int_mean": self._sums[1] / steps}
+            metrics.update(update_metrics)
+            metrics.update(self.method.metrics())
+            report["metrics"] = {k: float(v) for k, v in metrics.items()}
+            self._sums[:] = 0.0
+        return report
+
+
+class IntrinsicLearnerWorker(LearnerWorker):
+    """sample-factory's learner worker, running our learner."""
+
+    def __init__(self, evt_loop, cfg, env_info, buffer_mgr, batcher, policy_id):
+        super().__init__(evt_loop, cfg, env_info, buffer_mgr, batcher, policy_id)
+        self.learner = IntrinsicLearner(cfg, env_info, buffer_mgr.policy_versions, policy_id, self.param_server)
+
+    def on_stop(self, *args):
+        try:
+            self.learner.method.close()
+        except AttributeError:
+            pass
+        super().on_stop(*args)
+
+
+class _OurLearnerMixin:
+    def _make_learner(self, event_loop, policy_id, batcher):
+        return IntrinsicLearnerWorker(event_loop, self.cfg, self.env_info, self.buffer_mgr, batcher, policy_id)
+
+
+class SerialTrainer(_OurLearnerMixin, SerialRunner):
+    """All components in this process (best on a few CPU cores)."""
+
+
+class ParallelTrainer(_OurLearnerMixin, ParallelRunner):
+    """Rollout workers and the learner in separate processes (many cores, or a GPU)."""

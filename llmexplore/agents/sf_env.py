@@ -1,0 +1,88 @@
+"""The environment factory sample-factory calls in every rollout worker."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from llmexplore.agents.run_settings import RunSettings
+from llmexplore.envs import make_adapter
+
+SF_ENV_NAME = "llmexplore"
+ENV_UID_KEY = "env_uid"
+_SEED_STRIDE = 1_000_003
+
+
+class TrainingEnv(gym.Wrapper):
+    """Tags observations with the env instance id and makes seeds run-specific.
+
+    sample-factory seeds the first reset of env i with i; we mix in the run seed so two
+    seeds of a grid do not replay the same episodes. The ``env_uid`` key lets the learner
+    add up each episode's intrinsic return across batches.
+    """
+
+    # answered here so sample-factory does not look them up through the wrapper chain
+    num_agents = 1
+    is_multiagent = False
+
+    def __init__(self, env: gym.Env, uid: int, run_seed: int):
+        super().__init__(env)
+        self._uid = np.array([uid], dtype=np.int32)
+        self._run_seed = int(run_seed)
+        spaces = dict(env.observation_space.spaces)
+        spaces[ENV_UID_KEY] = gym.spaces.Box(0, np.iinfo(np.int32).max, (1,), np.int32)
+        self.observation_space = gym.spaces.Dict(spaces)
+
+    def _tag(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        obs[ENV_UID_KEY] = self._uid
+        return obs
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            seed = self._run_seed * _SEED_STRIDE + int(seed)
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._tag(obs), info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._tag(obs), reward, terminated, truncated, info
+
+
+def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] = ()) -> gym.Env:
+    """Adapter env + the method's actor-side wrapper + the training tag."""
+    adapter = make_adapter(settings.task)
+    env = adapter.make_env(extra_keys=extra_keys)
+    method_cls, options = settings.method_class_and_options()
+    env = method_cls.wrap_env(env, options, settings.method_context())
+    return TrainingEnv(env, uid=uid, run_seed=settings.seed)
+
+
+def make_sf_env(full_env_name: str, cfg: Any = None, env_config: Any = None, render_mode: str | None = None) -> gym.Env:
+    """sample-factory's env factory signature."""
+    quiet_sample_factory_console()
+    uid = int(env_config.env_id) if env_config is not None and "env_id" in env_config else 0
+    return build_env(RunSettings.from_cfg(cfg), uid=uid)
+
+
+QUIET_ENV = "LLMEXPLORE_SF_QUIET"
+
+
+def quiet_sample_factory_console() -> None:
+    """Drop sample-factory's console handler in this process when the run asked for it.
+
+    Spawned worker processes inherit the environment variable, import this module to
+    unpickle their jobs, and so stay quiet too; everything still goes to sf_log.txt.
+    """
+    if os.environ.get(QUIET_ENV) != "1":
+        return
+    import logging
+
+    from sample_factory.utils.utils import log
+
+    log.handlers = [h for h in log.handlers if isinstance(h, logging.FileHandler)]
+
+
+quiet_sample_factory_console()

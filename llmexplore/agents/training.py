@@ -1,0 +1,180 @@
+"""Train one agent with sample-factory APPO and our learner.
+
+This module knows sample-factory; it knows nothing of run records. Callers pass sinks
+for episodes, intrinsic returns and progress, and get a short result back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from llmexplore.agents.config import TrainConfig
+from llmexplore.agents.run_settings import RunSettings
+from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
+from llmexplore.errors import ConfigError
+
+
+class TrainingSink(Protocol):
+    """Receives what happens during training (in the main process)."""
+
+    def on_episode(self, row: dict[str, Any]) -> None: ...
+
+    def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None: ...
+
+    def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None: ...
+
+    def on_progress(self, env_steps: int, steps_per_second: float) -> None: ...
+
+    def on_parent(self, report: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class TrainResult:
+    status: str  # "complete" | "interrupted" | "failed"
+    env_steps: int
+    session_env_steps: int
+    session_seconds: float
+
+
+def sf_argv(settings: RunSettings, train: TrainConfig, budget: int) -> list[str]:
+    """sample-factory command-line options for a run (``train`` must be resolved)."""
+    args: dict[str, Any] = {
+        "env": SF_ENV_NAME,
+        "experiment": "sf",
+        "train_dir": settings.run_dir,
+        "restart_behavior": "resume",
+        "device": train.device,
+        "seed": settings.seed,
+        "serial_mode": train.serial,
+        "async_rl": not train.serial,
+        "num_workers": train.num_workers,
+        "num_envs_per_worker": train.envs_per_worker,
+        "worker_num_splits": 2 if train.envs_per_worker % 2 == 0 else 1,
+        "batch_size": train.batch_size,
+        "rollout": train.rollout,
+        "recurrence": train.rollout,
+        "use_rnn": True,
+        "rnn_type": "gru",
+        "rnn_size": train.rnn_size,
+        "normalize_input": False,
+        "learning_rate": train.learning_rate,
+        "gamma": train.gamma,
+        "reward_scale": train.reward_scale,
+        "reward_clip": train.reward_clip,
+        "train_for_env_steps": budget,
+        "save_every_sec": train.save_every_sec,
+        "save_best_every_sec": 10**9,  # "best" by raw reward means little for exploration runs
+        "keep_checkpoints": 2,
+        "decorrelate_envs_on_one_worker": False,
+        "decorrelate_experience_max_seconds": 0,
+        "with_wandb": False,
+    }
+    args.update(train.sf_args)
+    return [f"--{key}={value}" for key, value in args.items()]
+
+
+def build_sf_config(settings: RunSettings, train: TrainConfig, budget: int):
+    from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+
+    known = _sf_option_names()
+    unknown = sorted(set(train.sf_args) - known)
+    if unknown:
+        raise ConfigError(f"unknown sample-factory options {unknown}", hint="see `python -m sample_factory.train --help`")
+    argv = sf_argv(settings, train, budget)
+    parser, _ = parse_sf_args(argv)
+    try:
+        cfg = parse_full_cfg(parser, argv)
+    except SystemExit as exc:
+        raise ConfigError(f"sample-factory rejected the options {argv}") from exc
+    cfg.llmexplore = settings.to_dict()
+    return cfg
+
+
+def _sf_option_names() -> set[str]:
+    from sample_factory.cfg.arguments import parse_sf_args
+
+    parser, _ = parse_sf_args([f"--env={SF_ENV_NAME}"])
+    return {a.dest for a in parser._actions}
+
+
+def register_components() -> None:
+    from sample_factory.algo.utils.context import global_model_factory
+    from sample_factory.envs.env_utils import register_env
+
+    from llmexplore.agents.encoders import make_encoder
+
+    register_env(SF_ENV_NAME, make_sf_env)
+    global_model_factory().register_encoder_factory(make_encoder)
+
+
+def train(
+    settings: RunSettings,
+    train_config: TrainConfig,
+    budget: int,
+    sink: TrainingSink,
+    resume_env_steps: int = 0,
+    quiet: bool = True,
+) -> TrainResult:
+    """Run (or resume) training until the budget; sample-factory checkpoints as it goes."""
+    from sample_factory.algo.runners.runner import AlgoObserver
+    from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
+
+    from llmexplore.agents.learner import REPORT_KEY, ParallelTrainer, SerialTrainer
+
+    warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
+    if quiet:
+        os.environ[QUIET_ENV] = "1"
+        quiet_sample_factory_console()
+    register_components()
+    cfg = build_sf_config(settings, train_config, budget)
+    runner = (SerialTrainer if train_config.serial else ParallelTrainer)(cfg)
+
+    started = time.time()
+
+    def learner_steps() -> int:
+        return int(runner.env_steps.get(0, resume_env_steps))
+
+    def on_episode(_runner, msg: dict, _policy_id: int) -> None:
+        stats = msg[EPISODIC]
+        row = dict(stats.get("episode_extra_stats") or {})
+        row.setdefault("return", float(stats["reward"]))
+        row.setdefault("length", int(stats["len"]))
+        # the learner's count: the clock checkpoints use, so resuming trims logs consistently;
+        # it trails the sampler by at most the batches in flight
+        row["env_steps"] = learner_steps()
+        sink.on_episode(row)
+
+    def on_report(_runner, msg: dict, _policy_id: int) -> None:
+        report = msg[REPORT_KEY]
+        if report.get("intrinsic_returns"):
+            sink.on_intrinsic_returns(learner_steps(), report["intrinsic_returns"])
+        if report.get("metrics"):
+            sink.on_metrics(learner_steps(), report["metrics"])
+        if report.get("parent"):
+            sink.on_parent(report["parent"])
+
+    class Progress(AlgoObserver):
+        def on_training_step(self, runner_, training_iteration_since_resume: int) -> None:
+            elapsed = max(time.time() - started, 1e-6)
+            sink.on_progress(learner_steps(), (learner_steps() - resume_env_steps) / elapsed)
+
+    runner.register_observer(Progress())
+    status = runner.init()
+    if status != ExperimentStatus.SUCCESS:
+        return TrainResult("failed", resume_env_steps, 0, time.time() - started)
+    runner.policy_msg_handlers.setdefault(EPISODIC, []).append(on_episode)
+    runner.policy_msg_handlers.setdefault(REPORT_KEY, []).append(on_report)
+    status = runner.run()
+    seconds = time.time() - started
+    steps = learner_steps()
+    outcome = {
+        ExperimentStatus.SUCCESS: "complete",
+        ExperimentStatus.INTERRUPTED: "interrupted",
+    }.get(status, "failed")
+    if outcome == "complete" and steps < budget:
+        outcome = "interrupted"
+    return TrainResult(outcome, steps, steps - resume_env_steps, seconds)

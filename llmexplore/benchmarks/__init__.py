@@ -1,0 +1,1 @@
+"""Run specs, one-cell runs, grids, runners, records, aggregation and leaderboards."""

@@ -1,0 +1,310 @@
+"""Run one (method, task, seed) cell: validate, train or resume, and write its record."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from llmexplore import __version__
+from llmexplore.agents.checkpoints import (
+    checkpoint_env_steps,
+    latest_checkpoint,
+    list_checkpoints,
+    remove_partial_saves,
+)
+from llmexplore.atomic import JsonlAppender, read_jsonl, rewrite_jsonl
+from llmexplore.benchmarks.progress import ProgressView
+from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
+from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, resolve
+from llmexplore.errors import ConfigError, UserError
+
+CURVE_BINS = 20
+HEARTBEAT_SEC = 10.0
+#: fields that may change between a run and its resumption without making it another run
+_OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial")}
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def cell_id(resolved: ResolvedRun) -> str:
+    return f"{resolved.label}/{resolved.task.name}/seed{resolved.spec.seed}"
+
+
+class CellSink:
+    """Receives training events: appends episodes and metrics to the run's files."""
+
+    def __init__(self, run_dir: Path, files: RunFiles, view: ProgressView, heartbeat: Callable[[int], None]):
+        self.heartbeat = heartbeat
+        self._last_beat = time.time()
+        self.episodes = JsonlAppender(run_dir / files.episodes)
+        self.intrinsic = JsonlAppender(run_dir / files.intrinsic)
+        self.metrics_file = JsonlAppender(run_dir / files.metrics)
+        self.view = view
+        self.last_metrics: dict[str, float] = {}
+        self.parent: dict[str, Any] | None = None
+
+    def on_episode(self, row: dict[str, Any]) -> None:
+        self.episodes.write(row)
+        self.view.episode_return(float(row.get("return", 0.0)))
+
+    def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
+        for value in returns:
+            self.intrinsic.write({"env_steps": env_steps, "intrinsic_return": value})
+
+    def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
+        self.last_metrics = metrics
+        self.metrics_file.write({"env_steps": env_steps, **metrics})
+
+    def on_parent(self, report: dict[str, Any]) -> None:
+        self.parent = report
+
+    def on_progress(self, env_steps: int, steps_per_second: float) -> None:
+        self.view.update(env_steps, steps_per_second)
+        if time.time() - self._last_beat >= HEARTBEAT_SEC:
+            self._last_beat = time.time()
+            self.heartbeat(env_steps)
+
+    def close(self) -> None:
+        for appender in (self.episodes, self.intrinsic, self.metrics_file):
+            appender.close()
+        self.view.close()
+
+
+def run_cell(spec: RunSpec, out_dir: str | Path, *, quiet: bool = False) -> RunRecord:
+    """Train one cell to its budget, resuming from the last checkpoint if the run was cut short."""
+    resolved = resolve(spec)
+    run_dir = Path(out_dir).expanduser().resolve()
+    ensure_writable(run_dir)
+    previous = _previous_record(run_dir, resolved)
+    if previous is not None and previous.status == "complete":
+        return previous
+
+    remove_partial_saves(run_dir)
+    checkpoint = latest_checkpoint(run_dir)
+    resume_steps = checkpoint_env_steps(checkpoint) if checkpoint else 0
+    files = RunFiles(crafter_stats="stats.jsonl" if resolved.task.family == "crafter" else None)
+    _trim_logs(run_dir, files, resume_steps)
+
+    started_at = utc_now()
+    sessions = _earlier_sessions(previous, resume_steps) if checkpoint else []
+    record = _base_record(resolved, run_dir, files, started_at, previous if checkpoint else None, sessions, resume_steps)
+    session_start = time.time()
+
+    def heartbeat(env_steps: int) -> None:
+        """Keep a provisional session in the record, so a killed process leaves a trace."""
+        record.sessions = sessions + [Session(started_at=started_at, seconds=round(time.time() - session_start, 3),
+                                              env_steps_start=resume_steps, env_steps_end=env_steps, status="running")]
+        record.env_steps = env_steps
+        record.updated_at = utc_now()
+        record.write(run_dir)
+
+    heartbeat(resume_steps)
+    view = ProgressView(cell_id(resolved), resolved.budget, start=resume_steps, enabled=not quiet)
+    sink = CellSink(run_dir, files, view, heartbeat)
+    try:
+        from llmexplore.agents.training import train
+
+        result = train(resolved.settings(run_dir), resolved.train, resolved.budget, sink,
+                       resume_env_steps=resume_steps, quiet=True)
+    except BaseException as exc:
+        sink.close()
+        record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        record.error = {"message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=20),
+                        "log_tail": log_tail(run_dir / files.sf_log)}
+        _close_session(record, started_at, time.time() - session_start, resume_steps, resume_steps)
+        record.write(run_dir)
+        raise
+    sink.close()
+    record.status = result.status
+    if result.status == "failed":
+        record.error = {"message": "sample-factory reported a failure", "log_tail": log_tail(run_dir / files.sf_log)}
+    _close_session(record, started_at, result.session_seconds, resume_steps, result.env_steps)
+    _finalize(record, resolved, run_dir, files, sink)
+    record.write(run_dir)
+    return record
+
+
+def ensure_writable(run_dir: Path) -> None:
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / f".write-probe-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write to output directory {run_dir}: {exc.strerror or exc}",
+                          hint="choose another --out, or fix its permissions") from None
+
+
+def _previous_record(run_dir: Path, resolved: ResolvedRun) -> RunRecord | None:
+    if not (run_dir / RECORD_FILE).exists():
+        return None
+    previous = read_record(run_dir)
+    differences = _spec_differences(previous.spec, resolved.resolved_dict())
+    if differences:
+        raise ConfigError(
+            f"{run_dir} holds a different run ({'; '.join(differences[:5])})",
+            hint="choose another output directory, or delete this one to start over",
+        )
+    return previous
+
+
+def _spec_differences(old: dict[str, Any], new: dict[str, Any], prefix: tuple = ()) -> list[str]:
+    out = []
+    for key in sorted(set(old) | set(new)):
+        path = prefix + (key,)
+        if path in _OPERATIONAL:
+            continue
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.extend(_spec_differences(a, b, path))
+        elif a != b:
+            out.append(f"{'.'.join(path)}: {a!r} before, {b!r} now")
+    return out
+
+
+def _trim_logs(run_dir: Path, files: RunFiles, resume_steps: int) -> None:
+    """Keep only what the checkpoint we resume from had seen, so nothing is counted twice."""
+    for name in (files.episodes, files.intrinsic, files.metrics):
+        path = run_dir / name
+        if not path.exists():
+            continue
+        if resume_steps == 0:
+            path.unlink()
+        else:
+            rewrite_jsonl(path, [r for r in read_jsonl(path) if r.get("env_steps", 0) <= resume_steps])
+
+
+def environment_info() -> dict[str, Any]:
+    import sample_factory
+    import torch
+
+    info = {
+        "llmexplore": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "sample_factory": getattr(sample_factory, "__version__", "2.1.1"),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "git_commit": None,
+        "git_dirty": None,
+    }
+    repo = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        if commit.returncode == 0:
+            info["git_commit"] = commit.stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "llmexplore"],
+                                   capture_output=True, text=True, timeout=5)
+            info["git_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def _base_record(resolved, run_dir, files, started_at, previous, sessions, resume_steps) -> RunRecord:
+    return RunRecord(
+        status="running",
+        cell=cell_id(resolved),
+        spec=resolved.resolved_dict(),
+        environment=environment_info(),
+        started_at=previous.started_at if previous else started_at,
+        updated_at=started_at,
+        budget=resolved.budget,
+        env_steps=resume_steps,
+        wall_seconds=sum(s.seconds for s in sessions),
+        steps_per_second=None,
+        sessions=sessions,
+        metric=resolved.adapter.metric,
+        files=files,
+        parent=previous.parent if previous else None,
+    )
+
+
+def _earlier_sessions(previous: RunRecord | None, resume_steps: int) -> list[Session]:
+    """Sessions of earlier processes. One still marked running was killed: its last heartbeat
+    shows how far it got; the next session restarts from the last checkpoint, so the
+    overlap is work done twice (counted in steps/s, which measures throughput)."""
+    if previous is None:
+        return []
+    out = []
+    for session in previous.sessions:
+        if session.status == "running":
+            session = session.model_copy(update={"status": "killed"})
+        out.append(session)
+    return out
+
+
+def _close_session(record: RunRecord, started_at: str, seconds: float, start_steps: int, end_steps: int) -> None:
+    record.sessions = [s for s in record.sessions if not (s.status == "running" and s.started_at == started_at)]
+    record.sessions.append(Session(started_at=started_at, seconds=round(seconds, 3), env_steps_start=start_steps,
+                                   env_steps_end=end_steps, status=record.status))
+    record.env_steps = end_steps
+    record.wall_seconds = round(sum(s.seconds for s in record.sessions), 3)
+    trained = sum(s.env_steps_end - s.env_steps_start for s in record.sessions)
+    record.steps_per_second = round(trained / record.wall_seconds, 1) if record.wall_seconds > 0 else None
+    record.updated_at = utc_now()
+    if record.status == "complete":
+        record.finished_at = record.updated_at
+
+
+def _finalize(record: RunRecord, resolved: ResolvedRun, run_dir: Path, files: RunFiles, sink: CellSink) -> None:
+    adapter = resolved.adapter
+    episodes = read_jsonl(run_dir / files.episodes)
+    intrinsic = read_jsonl(run_dir / files.intrinsic)
+    record.final_metrics, record.final_window = adapter.final_metrics(episodes, resolved.budget)
+    returns = [r["intrinsic_return"] for r in intrinsic if r["env_steps"] <= resolved.budget]
+    if returns:
+        record.final_metrics["intrinsic_return"] = float(np.mean(returns[-(adapter.final_window or len(returns)):]))
+    record.curve = learning_curve(adapter, episodes, intrinsic, resolved.budget)
+    record.method_metrics = dict(sink.last_metrics)
+    record.files.checkpoints = [str(p.relative_to(run_dir)) for p in list_checkpoints(run_dir)]
+    if sink.parent is not None or resolved.parent_checkpoint:
+        record.parent = {"run_dir": resolved.spec.parent.run_dir, "checkpoint": resolved.parent_checkpoint,
+                         **(sink.parent or record.parent or {})}
+    if files.crafter_stats:
+        from llmexplore.envs.crafter.stats import ACHIEVEMENT_KEYS
+
+        keys = ("length", "reward") + ACHIEVEMENT_KEYS
+        rewrite_jsonl(run_dir / files.crafter_stats, [{k: e[k] for k in keys if k in e} for e in episodes])
+
+
+def learning_curve(adapter, episodes: Sequence[dict], intrinsic: Sequence[dict], budget: int,
+                   bins: int = CURVE_BINS) -> list[CurvePoint]:
+    edges = np.linspace(0, budget, bins + 1)
+    points = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        in_bin = [e for e in episodes if lo < e.get("env_steps", 0) <= hi]
+        intr = [r["intrinsic_return"] for r in intrinsic if lo < r["env_steps"] <= hi]
+        if not in_bin and not intr:
+            continue
+        metric = adapter.summarize(in_bin).get(adapter.metric) if in_bin else None
+        points.append(CurvePoint(
+            env_steps=int(hi),
+            episodes=len(in_bin),
+            episode_return=float(np.mean([e["return"] for e in in_bin])) if in_bin else None,
+            intrinsic_return=float(np.mean(intr)) if intr else None,
+            metric=None if metric is None or np.isnan(metric) else float(metric),
+        ))
+    return points
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 20000))
+            return b"\n".join(fh.read().splitlines()[-lines:]).decode("utf-8", "replace")
+    except OSError:
+        return ""

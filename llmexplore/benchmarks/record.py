@@ -1,0 +1,114 @@
+"""The run record: one versioned JSON file per cell, written atomically.
+
+Readers check ``schema_version``; a record from a newer schema is refused rather than
+misread. ``llmexplore schema`` prints the JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from llmexplore.atomic import atomic_write_json
+from llmexplore.errors import DataError
+
+SCHEMA_NAME = "llmexplore.run"
+SCHEMA_VERSION = 1
+RECORD_FILE = "run.json"
+
+Status = Literal["running", "complete", "interrupted", "failed"]
+#: a session found still "running" when the run restarts was killed (SIGKILL, power loss)
+SessionStatus = Literal["running", "complete", "interrupted", "failed", "killed"]
+
+
+class CurvePoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    env_steps: int = Field(description="end of the bin of env steps")
+    episodes: int
+    episode_return: float | None
+    intrinsic_return: float | None = Field(description="mean sum of the method's reward per episode, before c_int")
+    metric: float | None = Field(description="the benchmark metric over the bin's episodes")
+
+
+class Session(BaseModel):
+    """One process that worked on the run (a resumed run has several)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    started_at: str
+    seconds: float
+    env_steps_start: int
+    env_steps_end: int
+    status: SessionStatus
+
+
+class RunFiles(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    episodes: str = "episodes.jsonl"
+    intrinsic: str = "intrinsic.jsonl"
+    metrics: str = "metrics.jsonl"
+    crafter_stats: str | None = None
+    sf_log: str = "sf/sf_log.txt"
+    checkpoints: list[str] = Field(default_factory=list)
+
+
+class RunRecord(BaseModel):
+    schema_name: Literal["llmexplore.run"] = Field(SCHEMA_NAME, alias="schema")
+    schema_version: int = SCHEMA_VERSION
+    status: Status
+    cell: str = Field(description="label/task/seed: the cell's identity in a grid")
+    spec: dict[str, Any] = Field(description="the resolved run spec: every default filled in")
+    environment: dict[str, Any] = Field(description="package versions, git commit, host")
+    started_at: str
+    updated_at: str
+    finished_at: str | None = None
+    budget: int
+    env_steps: int
+    wall_seconds: float
+    steps_per_second: float | None
+    sessions: list[Session] = Field(default_factory=list)
+    metric: str = Field(description="name of the benchmark metric in final_metrics and the curve")
+    final_metrics: dict[str, float] = Field(default_factory=dict)
+    final_window: str = ""
+    method_metrics: dict[str, float] = Field(default_factory=dict)
+    curve: list[CurvePoint] = Field(default_factory=list)
+    files: RunFiles = Field(default_factory=RunFiles)
+    parent: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def write(self, run_dir: str | Path) -> None:
+        atomic_write_json(Path(run_dir) / RECORD_FILE, self.model_dump(by_alias=True, mode="json"))
+
+
+def read_record(path: str | Path) -> RunRecord:
+    """Read and validate a record (a run directory or the file itself)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RECORD_FILE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise DataError(f"no run record at {path}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"run record {path} is not valid JSON: {exc}") from None
+    version = data.get("schema_version")
+    if data.get("schema") != SCHEMA_NAME or not isinstance(version, int):
+        raise DataError(f"{path} is not an llmexplore run record")
+    if version > SCHEMA_VERSION:
+        raise DataError(f"{path} uses record schema {version}; this llmexplore reads up to {SCHEMA_VERSION}",
+                        hint="upgrade llmexplore")
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as exc:
+        raise DataError(f"run record {path} is malformed: {exc}") from None
+
+
+def json_schema() -> dict[str, Any]:
+    return RunRecord.model_json_schema(by_alias=True)

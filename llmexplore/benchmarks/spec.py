@@ -1,0 +1,200 @@
+"""RunSpec: one (method, task, seed, budget) cell, validated before any work starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
+from llmexplore.agents.config import TrainConfig
+from llmexplore.agents.learner import CHECKPOINT_KEY
+from llmexplore.agents.run_settings import RunSettings
+from llmexplore.envs import EnvAdapter, TaskSpec, get_task, make_adapter
+from llmexplore.errors import ConfigError
+from llmexplore.lm.config import LMConfig
+from llmexplore.methods import IntrinsicReward, MethodOptions, get_method, parse_options
+from llmexplore.agents.checkpoints import POLICY_PARTS
+
+
+class ParentSpec(BaseModel):
+    """Fine-tuning: start from another run's policy (fresh optimizer)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_dir: str
+    checkpoint: str | None = Field(None, description="a checkpoint file; default: the parent's latest")
+    reset: list[str] = Field(default_factory=list, description=f"parts to re-initialise: {sorted(POLICY_PARTS)}")
+
+
+class RunSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    method: str
+    task: str
+    seed: int = Field(0, ge=0)
+    steps: int | None = Field(None, gt=0, description="env-step budget; default: the task's published budget")
+    ext_coef: float | None = Field(None, ge=0, description="c_ext; default: the task's published value")
+    int_coef: float | None = Field(None, ge=0, description="c_int; default: the method's published value")
+    method_options: dict[str, Any] = Field(default_factory=dict)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    lm: LMConfig = Field(default_factory=LMConfig)
+    parent: ParentSpec | None = None
+    label: str | None = Field(None, description="row name in tables (default: the method name)")
+
+    @classmethod
+    def parse(cls, data: dict[str, Any], source: str = "run spec") -> "RunSpec":
+        try:
+            return cls(**data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid {source}: " + format_validation_error(exc)) from None
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "value"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """A spec with every default filled in and every name checked."""
+
+    spec: RunSpec
+    task: TaskSpec
+    adapter: EnvAdapter
+    method: type[IntrinsicReward]
+    options: MethodOptions
+    train: TrainConfig
+    budget: int
+    ext_coef: float
+    int_coef: float
+    parent_checkpoint: str | None
+
+    @property
+    def label(self) -> str:
+        return self.spec.label or self.spec.method
+
+    def resolved_dict(self) -> dict[str, Any]:
+        data = self.spec.model_dump()
+        data.update(
+            steps=self.budget,
+            ext_coef=self.ext_coef,
+            int_coef=self.int_coef,
+            method_options=self.options.model_dump(),
+            train=self.train.model_dump(),
+            label=self.label,
+        )
+        if self.parent_checkpoint:
+            data["parent"]["checkpoint"] = self.parent_checkpoint
+        return data
+
+    def settings(self, run_dir: Path) -> RunSettings:
+        return RunSettings(
+            task=self.task.name,
+            method=self.method.name,
+            seed=self.spec.seed,
+            run_dir=str(run_dir),
+            ext_coef=self.ext_coef,
+            int_coef=self.int_coef,
+            method_options=self.options.model_dump(),
+            device="cuda" if self.train.device == "gpu" else "cpu",
+            lm=self.spec.lm.model_dump(),
+            encoder=self.adapter.encoder,
+            policy_keys=tuple(self.method.policy_keys),
+            init_checkpoint=self.parent_checkpoint,
+            reset_parts=tuple(self.spec.parent.reset) if self.spec.parent else (),
+        )
+
+
+def resolve(spec: RunSpec) -> ResolvedRun:
+    """Check every name and value of a spec; raise one ConfigError listing all problems."""
+    problems: list[str] = []
+    task = method = options = adapter = None
+    try:
+        task = get_task(spec.task)
+    except ConfigError as exc:
+        problems.append(str(exc))
+    try:
+        method = get_method(spec.method)
+        options = parse_options(method, spec.method_options)
+    except ConfigError as exc:
+        problems.append(str(exc))
+    if task is not None:
+        try:
+            adapter = make_adapter(task)
+            adapter.validate_data()
+        except ConfigError as exc:
+            problems.append(str(exc))
+        except Exception as exc:  # DataError, MissingExtraError are UserErrors too
+            problems.append(str(exc))
+    if adapter is not None and method is not None and options is not None:
+        try:
+            method.check_task(task, adapter.observation_space(), options)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    train = spec.train.resolved(task.family if task else "generic")
+    budget = spec.steps or (task.default_budget if task else 0)
+    problems.extend(_check_training(train, budget))
+    parent_checkpoint = None
+    if spec.parent is not None:
+        try:
+            parent_checkpoint = _check_parent(spec.parent)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ConfigError("\n".join(f"- {p}" for p in problems) if len(problems) > 1 else problems[0])
+    ext_coef = spec.ext_coef if spec.ext_coef is not None else task.default_ext_coef
+    int_coef = spec.int_coef if spec.int_coef is not None else method.default_int_coef
+    return ResolvedRun(spec, task, adapter, method, options, train, budget, ext_coef, int_coef, parent_checkpoint)
+
+
+def _check_training(train: TrainConfig, budget: int) -> list[str]:
+    problems = []
+    per_rollout = train.num_workers * train.envs_per_worker * train.rollout
+    if budget < train.batch_size:
+        problems.append(
+            f"budget of {budget} env steps is smaller than one training batch ({train.batch_size}); "
+            f"raise the budget or lower train.batch_size"
+        )
+    if train.serial and train.batch_size % per_rollout != 0:
+        problems.append(
+            f"train.batch_size {train.batch_size} must be a multiple of workers x envs_per_worker x rollout "
+            f"= {train.num_workers} x {train.envs_per_worker} x {train.rollout} = {per_rollout}"
+        )
+    if train.batch_size % train.rollout != 0:
+        problems.append(f"train.batch_size {train.batch_size} must be a multiple of train.rollout {train.rollout}")
+    if train.device == "gpu":
+        import torch
+
+        if not torch.cuda.is_available():
+            problems.append("train.device is 'gpu' but no CUDA device is visible; use 'cpu' or 'auto'")
+    return problems
+
+
+def _check_parent(parent: ParentSpec) -> str:
+    bad = sorted(set(parent.reset) - set(POLICY_PARTS))
+    if bad:
+        raise ConfigError(f"parent.reset names unknown parts {bad}", hint=f"valid parts: {sorted(POLICY_PARTS)}")
+    if parent.checkpoint:
+        path = Path(parent.checkpoint)
+        if not path.is_file():
+            raise ConfigError(f"parent checkpoint {path} does not exist")
+    else:
+        found = latest_checkpoint(parent.run_dir)
+        if found is None:
+            raise ConfigError(
+                f"parent run {parent.run_dir} has no checkpoint",
+                hint="train the parent first, or name a checkpoint file with parent.checkpoint",
+            )
+        path = found
+    data = load_checkpoint_file(path)
+    if "model" not in data:
+        raise ConfigError(f"{path} is not a sample-factory checkpoint (no 'model' entry)")
+    if CHECKPOINT_KEY not in data:
+        raise ConfigError(f"{path} was not written by llmexplore (no '{CHECKPOINT_KEY}' entry)")
+    return str(path)

@@ -1,0 +1,205 @@
+"""The ``llmexplore`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import yaml
+
+from llmexplore.errors import ConfigError, UserError
+
+Handler = Callable[[argparse.Namespace], int]
+_COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
+
+
+def command(name: str, help: str):
+    """Register a sub-command: the decorated function adds its arguments and returns its handler."""
+
+    def decorate(setup: Callable[[argparse.ArgumentParser], Handler]):
+        _COMMANDS.append((name, help, setup, None))  # type: ignore[arg-type]
+        return setup
+
+    return decorate
+
+
+def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
+    """``key=value`` pairs; values are read as YAML scalars (numbers, booleans, lists)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ConfigError(f"option '{pair}' is not of the form key=value")
+        key, value = pair.split("=", 1)
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    return out
+
+
+def load_yaml_file(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must hold a mapping of settings")
+    return data
+
+
+# -- llmexplore run ---------------------------------------------------------------------------
+@command("run", "train one (method, task, seed) cell and write its run record")
+def _run(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("--method", help="exploration method (`llmexplore methods`)")
+    p.add_argument("--task", help="task name (`llmexplore envs`)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--steps", type=int, help="env-step budget (default: the task's published budget)")
+    p.add_argument("--out", required=True, help="run directory (created; rerunning resumes)")
+    p.add_argument("--config", help="YAML run spec; command-line options override it")
+    p.add_argument("--ext-coef", type=float, help="extrinsic reward coefficient c_ext")
+    p.add_argument("--int-coef", type=float, help="intrinsic reward coefficient c_int")
+    p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE", help="method option")
+    p.add_argument("--train", "-t", action="append", default=[], metavar="KEY=VALUE", help="training option")
+    p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE", help="language-model option")
+    p.add_argument("--parent", help="fine-tune from this run directory's latest checkpoint")
+    p.add_argument("--reset", action="append", default=[], help="with --parent: policy part to re-initialise")
+    p.add_argument("--label", help="row name in tables")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+
+    def handle(args: argparse.Namespace) -> int:
+        from llmexplore.benchmarks.cell import run_cell
+        from llmexplore.benchmarks.spec import RunSpec
+
+        data: dict[str, Any] = load_yaml_file(args.config) if args.config else {}
+        for key in ("method", "task", "seed", "steps", "label"):
+            if getattr(args, key) is not None:
+                data[key] = getattr(args, key)
+        if args.ext_coef is not None:
+            data["ext_coef"] = args.ext_coef
+        if args.int_coef is not None:
+            data["int_coef"] = args.int_coef
+        for field, pairs in (("method_options", args.option), ("train", args.train), ("lm", args.lm)):
+            if pairs:
+                data[field] = {**data.get(field, {}), **parse_option_pairs(pairs)}
+        if args.parent:
+            data["parent"] = {"run_dir": args.parent, "reset": args.reset}
+        missing = [k for k in ("method", "task") if k not in data]
+        if missing:
+            raise ConfigError(f"missing {' and '.join('--' + m for m in missing)}")
+        record = run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet)
+        print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
+                          "steps_per_second": record.steps_per_second, record.metric:
+                          record.final_metrics.get(record.metric), "record": str(Path(args.out) / "run.json")}))
+        return 0 if record.status == "complete" else 1
+
+    return handle
+
+
+# -- listings --------------------------------------------------------------------------------
+@command("envs", "list tasks with their observation keys and default budgets")
+def _envs(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("--json", action="store_true")
+
+    def handle(args: argparse.Namespace) -> int:
+        from llmexplore.envs import list_tasks, make_adapter
+
+        rows = []
+        for task in list_tasks():
+            try:
+                keys = list(make_adapter(task).obs_keys)
+            except UserError as exc:
+                keys = [f"unavailable: {exc.message}"]
+            rows.append({"task": task.name, "budget": task.default_budget, "c_ext": task.default_ext_coef,
+                         "reward_free": task.reward_free, "obs_keys": keys, "description": task.description})
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            _table(["task", "budget", "c_ext", "observation keys", "description"],
+                   [[r["task"], f"{r['budget']:,}", r["c_ext"], ", ".join(r["obs_keys"]), r["description"]] for r in rows])
+        return 0
+
+    return handle
+
+
+@command("methods", "list exploration methods")
+def _methods(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("--json", action="store_true")
+
+    def handle(args: argparse.Namespace) -> int:
+        from llmexplore.methods import list_methods
+
+        rows = [{"method": m.name, "c_int": m.default_int_coef, "needs_keys": list(m.required_keys),
+                 "uses_lm": m.uses_lm, "options": list(m.Options.model_fields), "description": m.description}
+                for m in list_methods()]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            _table(["method", "c_int", "needs keys", "LM", "options", "description"],
+                   [[r["method"], r["c_int"], ", ".join(r["needs_keys"]) or "-", "yes" if r["uses_lm"] else "-",
+                     ", ".join(r["options"]) or "-", r["description"]] for r in rows])
+        return 0
+
+    return handle
+
+
+@command("schema", "print the JSON Schema of run records")
+def _schema(p: argparse.ArgumentParser) -> Handler:
+    def handle(args: argparse.Namespace) -> int:
+        from llmexplore.benchmarks.record import json_schema
+
+        print(json.dumps(json_schema(), indent=2))
+        return 0
+
+    return handle
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(*header, show_lines=False)
+    for row in rows:
+        table.add_row(*[str(c) for c in row])
+    Console().print(table)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="llmexplore", description="LM-guided exploration benchmark suite")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, help_text, setup, _ in _COMMANDS:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_handler=setup(p))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _load_command_modules()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args._handler(args)
+    except UserError as exc:
+        print(f"llmexplore {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _load_command_modules() -> None:
+    """Sub-commands that live beside their feature register themselves on import."""
+    import importlib
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module)
+
+
+#: modules that add sub-commands with ``@command``
+COMMAND_MODULES: list[str] = []
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Environment adapters and the task registry.
+
+Task names are ``family:task``. NetHack tasks follow the Motif and ONI papers (the
+``-extended`` variants use ONI's 28-action set); Crafter has the reward and the
+reward-free task of its benchmark; Housekeep registers its tasks when its data exists.
+"""
+
+from __future__ import annotations
+
+from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter, TaskSpec
+from llmexplore.envs.registry import (
+    adapter_class,
+    get_task,
+    list_tasks,
+    make_adapter,
+    register_family,
+    register_task,
+    task_names,
+)
+
+__all__ = [
+    "EPISODE_STATS_KEY",
+    "EnvAdapter",
+    "TaskSpec",
+    "adapter_class",
+    "get_task",
+    "list_tasks",
+    "make_adapter",
+    "register_family",
+    "register_task",
+    "task_names",
+]
+
+NETHACK_BUDGET = 2_000_000_000  # Motif's published training budget
+CRAFTER_BUDGET = 1_000_000  # Crafter's benchmark protocol
+
+_NETHACK_TASKS = {
+    "score": ("NetHack Score: score delta, -0.01 when game time stands still", 0.1),
+    "staircase": ("descend to dungeon level 2 (+50, ends)", 10.0),
+    "staircase-lvl3": ("descend to dungeon level 3 (+50, ends)", 10.0),
+    "staircase-lvl4": ("descend to dungeon level 4 (+50, ends)", 10.0),
+    "staircase-lvl3-continual": ("reach level 3 (+50 once); ends only on death", 10.0),
+    "staircase-lvl4-continual": ("reach level 4 (+50 once); ends only on death", 10.0),
+    "oracle": ("stand next to the Oracle (+50, ends)", 10.0),
+    "oracle-sober": ("stand next to the Oracle while not hallucinating (+50, ends)", 10.0),
+}
+
+register_family("nethack", "llmexplore.envs.nethack.adapter:NetHackAdapter", "nethack", "nle")
+register_family("crafter", "llmexplore.envs.crafter.adapter:CrafterAdapter", "crafter", "crafter")
+
+for _task, (_desc, _c_ext) in _NETHACK_TASKS.items():
+    for _actions, _suffix, _note in (("task", "", ""), ("extended", "-extended", " [28 actions]")):
+        register_task(
+            TaskSpec(
+                name=f"nethack:{_task}{_suffix}",
+                family="nethack",
+                description=_desc + _note,
+                default_budget=NETHACK_BUDGET,
+                default_ext_coef=_c_ext,
+                options={"task": _task, "actions": _actions},
+            )
+        )
+
+register_task(
+    TaskSpec(
+        name="crafter:reward",
+        family="crafter",
+        description="Crafter with its reward (+1 per new achievement, health changes)",
+        default_budget=CRAFTER_BUDGET,
+        default_ext_coef=1.0,
+    )
+)
+register_task(
+    TaskSpec(
+        name="crafter:reward-free",
+        family="crafter",
+        description="Crafter without reward (exploration/pretraining protocol)",
+        default_budget=CRAFTER_BUDGET,
+        reward_free=True,
+        default_ext_coef=0.0,
+    )
+)

@@ -1,0 +1,1 @@
+"""Crafter tasks (crafter 1.8.3)."""

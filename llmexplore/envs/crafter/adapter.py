@@ -1,0 +1,156 @@
+"""Crafter adapter: crafter.Env as a gymnasium dict-observation env with Crafter's stats."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import crafter
+import gymnasium as gym
+import numpy as np
+
+from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter
+from llmexplore.envs.crafter import stats as crafter_stats
+from llmexplore.envs.crafter import text
+from llmexplore.errors import ConfigError
+
+VIEW_W, VIEW_H = 9, 7  # cells of the world the agent sees (Crafter's 9x9 view minus 2 item rows)
+ACTIONS = tuple(crafter.constants.actions)
+EXTRA_KEYS = ("semantic",)
+
+
+def _observation_space(extra_keys: Sequence[str] = ()) -> gym.spaces.Dict:
+    spaces = {
+        "image": gym.spaces.Box(0, 255, (64, 64, 3), np.uint8),
+        "inventory": gym.spaces.Box(0, np.inf, (len(text.INVENTORY),), np.float32),
+        "local_semantic": gym.spaces.Box(0, len(text.SEMANTIC_NAMES) - 1, (VIEW_W, VIEW_H), np.uint8),
+        "facing": gym.spaces.Box(0, len(text.SEMANTIC_NAMES) - 1, (1,), np.uint8),
+    }
+    if "semantic" in extra_keys:
+        spaces["semantic"] = gym.spaces.Box(0, len(text.SEMANTIC_NAMES) - 1, (64, 64), np.uint8)
+    return gym.spaces.Dict(spaces)
+
+
+class CrafterEnv(gym.Env):
+    """Crafter with image, inventory, the local semantic view and the facing cell.
+
+    ``reward=False`` is the reward-free task: the agent's reward is 0, while the episode
+    stats still record Crafter's own reward (as Crafter's recorder does), so runs remain
+    comparable with the published ones. Seeding follows Crafter: a world seed per env,
+    and one world per (seed, episode).
+    """
+
+    metadata = {"render_modes": ["rgb_array"]}
+
+    def __init__(self, reward: bool = True, length: int = 10000, extra_keys: Sequence[str] = ()):
+        unknown = [k for k in extra_keys if k not in EXTRA_KEYS]
+        if unknown:
+            raise ConfigError(f"unknown Crafter observation keys {unknown}", hint=f"choose from {list(EXTRA_KEYS)}")
+        self.crafter = crafter.Env(reward=reward, length=length)
+        self._extra_keys = tuple(extra_keys)
+        self.observation_space = _observation_space(extra_keys)
+        self.action_space = gym.spaces.Discrete(len(ACTIONS))
+        self.action_names = list(ACTIONS)
+        self._padded = np.zeros((64 + VIEW_W, 64 + VIEW_H), dtype=np.uint8)
+        self._last_image: np.ndarray | None = None
+
+    def seed_episodes(self, seed: int) -> None:
+        """Make the next and later episodes' worlds reproducible without resetting now."""
+        self.crafter._seed = int(seed)
+        self.crafter._episode = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.seed_episodes(seed)
+        image = self.crafter.reset()
+        self._length = 0
+        self._return = 0.0
+        self._true_reward = 0.0
+        player = self.crafter._player
+        info = {
+            "inventory": player.inventory.copy(),
+            "achievements": player.achievements.copy(),
+            "semantic": self.crafter._sem_view(),
+            "player_pos": player.pos,
+        }
+        return self._obs(image, info), {}
+
+    def step(self, action):
+        image, reward, done, info = self.crafter.step(int(action))
+        self._length += 1
+        self._return += reward
+        self._true_reward += info["reward"]
+        terminated = bool(info["discount"] == 0.0)
+        truncated = bool(done and not terminated)
+        obs = self._obs(image, info)
+        out_info: dict[str, Any] = {"achievements": info["achievements"], "inventory": info["inventory"]}
+        if done:
+            row = crafter_stats.crafter_row(self._length, self._true_reward, info["achievements"])
+            row["return"] = float(self._return)
+            row["achievements_unlocked"] = int(sum(v > 0 for v in info["achievements"].values()))
+            out_info[EPISODE_STATS_KEY] = row
+        return obs, float(reward), terminated, truncated, out_info
+
+    def render(self) -> np.ndarray:
+        return self._last_image
+
+    def _obs(self, image: np.ndarray, info: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        self._last_image = image
+        semantic = info["semantic"]
+        px, py = (int(v) for v in info["player_pos"])
+        hw, hh = VIEW_W // 2, VIEW_H // 2
+        self._padded[hw : hw + 64, hh : hh + 64] = semantic
+        local = self._padded[px : px + VIEW_W, py : py + VIEW_H].copy()
+        fx, fy = (int(v) for v in self.crafter._player.facing)
+        tx, ty = px + fx, py + fy
+        facing = semantic[tx, ty] if 0 <= tx < 64 and 0 <= ty < 64 else 0
+        inventory = info["inventory"]
+        obs = {
+            "image": image,
+            "inventory": np.array([inventory[k] for k in text.INVENTORY], dtype=np.float32),
+            "local_semantic": local,
+            "facing": np.array([facing], dtype=np.uint8),
+        }
+        if "semantic" in self._extra_keys:
+            obs["semantic"] = semantic.astype(np.uint8)
+        return obs
+
+
+class CrafterAdapter(EnvAdapter):
+    family = "crafter"
+    metric = "score"
+    encoder = "crafter"
+
+    final_window = None  # Crafter's protocol: success rates over all training episodes
+
+    def episodes_in_budget(self, episodes, budget):
+        """Crafter's analysis counts steps as the running sum of episode lengths; so do we,
+        so that Crafter's own scripts on our stats.jsonl give the score in our record."""
+        return crafter_stats.within_budget_by_length(episodes, budget)
+
+    def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> CrafterEnv:
+        env = CrafterEnv(reward=not self.task.reward_free, extra_keys=extra_keys)
+        if seed is not None:
+            env.seed_episodes(seed)
+        return env
+
+    def observation_space(self) -> gym.spaces.Dict:
+        return _observation_space()
+
+    def caption(self, obs: Mapping[str, np.ndarray]) -> str:
+        return text.caption(obs)
+
+    def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        """Crafter score and success rates over all given episodes (one seed), plus means."""
+        out: dict[str, float] = {"episodes": float(len(episodes))}
+        if not episodes:
+            return out
+        score, rates = crafter_stats.run_score(episodes)
+        out["score"] = score
+        for name, rate in zip(crafter_stats.ACHIEVEMENTS, rates):
+            out[f"success_{name}"] = float(rate)
+        for key in ("return", "reward", "length", "achievements_unlocked"):
+            values = [float(e[key]) for e in episodes if key in e]
+            if values:
+                out[key] = float(np.mean(values))
+        return out

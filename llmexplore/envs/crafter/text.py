@@ -1,0 +1,52 @@
+"""A text view of Crafter states, as ELLM's captioner describes them.
+
+The caption lists what is visible in the agent's local view (unique names, sorted), what
+it is facing, the inventory items it holds, and status words for low vitals (below 9).
+It is computed from the observation keys ``local_semantic``, ``facing`` and ``inventory``,
+so any stored observation can be captioned again later.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+MATERIALS = ("water", "grass", "stone", "path", "sand", "tree", "lava", "coal", "iron", "diamond", "table", "furnace")
+OBJECTS = ("player", "cow", "zombie", "skeleton", "arrow", "plant")
+#: semantic ids as Crafter's SemanticView assigns them: 0 = outside the map
+SEMANTIC_NAMES = ("none",) + MATERIALS + OBJECTS
+INVENTORY = (
+    "health", "food", "drink", "energy", "sapling", "wood", "stone", "coal", "iron", "diamond",
+    "wood_pickaxe", "stone_pickaxe", "iron_pickaxe", "wood_sword", "stone_sword", "iron_sword",
+)
+VITALS = {"health": "hurt", "food": "hungry", "drink": "thirsty", "energy": "sleepy"}
+LOW_VITAL = 9
+
+
+def _display(name: str) -> str:
+    return {"table": "crafting table", "sapling": "sapling"}.get(name, name.replace("_", " "))
+
+
+def visible_names(local_semantic: np.ndarray) -> list[str]:
+    ids = np.unique(np.asarray(local_semantic))
+    return sorted(_display(SEMANTIC_NAMES[i]) for i in ids if 0 < i < len(SEMANTIC_NAMES) and SEMANTIC_NAMES[i] != "player")
+
+
+def caption(obs: Mapping[str, np.ndarray]) -> str:
+    parts = []
+    seen = visible_names(obs["local_semantic"])
+    if seen:
+        parts.append("You see " + ", ".join(seen) + ".")
+    facing = int(np.asarray(obs["facing"]).reshape(-1)[0])
+    if 0 < facing < len(SEMANTIC_NAMES):
+        parts.append(f"You face {_display(SEMANTIC_NAMES[facing])}.")
+    inventory = np.asarray(obs["inventory"]).reshape(-1)
+    held = [f"{_display(name)} ({int(inventory[i])})" for i, name in enumerate(INVENTORY)
+            if name not in VITALS and inventory[i] > 0]
+    if held:
+        parts.append("You have " + ", ".join(held) + ".")
+    low = [word for i, (name, word) in enumerate(VITALS.items()) if inventory[i] < LOW_VITAL]
+    if low:
+        parts.append("You feel " + ", ".join(low) + ".")
+    return " ".join(parts)

@@ -1,0 +1,1 @@
+"""NetHack tasks (NLE 1.0.0)."""

@@ -1,0 +1,212 @@
+"""NetHack adapter: NLE tasks as gymnasium dict-observation envs with episode stats."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import gymnasium as gym
+import numpy as np
+from nle import nethack
+from nle.env.base import NLE_SPACE_ITEMS
+from nle.env.tasks import TASK_ACTIONS
+
+from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter, TaskSpec
+from llmexplore.envs.nethack import tasks
+from llmexplore.envs.nethack.progression import ProgressionTracker, load_table
+from llmexplore.envs.nethack.text import decode_message, status_line
+from llmexplore.errors import ConfigError
+
+CROP = 9  # side of the square of map characters centred on the agent
+_ROWS, _COLS = nethack.DUNGEON_SHAPE
+_MAP_BLANK = ord(" ")
+
+TASK_CLASSES: dict[str, type[tasks.NetHackScore]] = {
+    "score": tasks.NetHackScore,
+    "staircase": tasks.NetHackStaircase,
+    "staircase-lvl3": tasks.NetHackStaircaseLvl3,
+    "staircase-lvl4": tasks.NetHackStaircaseLvl4,
+    "staircase-lvl3-continual": tasks.NetHackStaircaseLvl3Continual,
+    "staircase-lvl4-continual": tasks.NetHackStaircaseLvl4Continual,
+    "oracle": tasks.NetHackOracle,
+    "oracle-sober": tasks.NetHackOracleSober,
+}
+ACTION_SETS = {"task": tuple(TASK_ACTIONS), "extended": tasks.EXTENDED_ACTIONS}
+
+#: NLE observation keys a caller may add with ``extra_keys`` (recording, visualising, datasets).
+EXTRA_KEYS = ("tty_chars", "tty_colors", "tty_cursor", "glyphs", "chars", "inv_strs", "inv_letters")
+
+
+def _observation_space(extra_keys: Sequence[str] = ()) -> gym.spaces.Dict:
+    nle_spaces = dict(NLE_SPACE_ITEMS)
+    spaces = {
+        "message": gym.spaces.Box(0, 255, (256,), np.uint8),
+        "blstats": gym.spaces.Box(-np.inf, np.inf, (nethack.BLSTATS_SHAPE[0],), np.float32),
+        "crop": gym.spaces.Box(0, 255, (CROP, CROP), np.uint8),
+    }
+    for key in extra_keys:
+        spaces[key] = nle_spaces[key]
+    return gym.spaces.Dict(spaces)
+
+
+class NetHackEnv(gym.Env):
+    """One NLE task with our observation keys and BALROG-style episode stats.
+
+    Seeding: ``reset(seed=s)`` makes this and every later episode reproducible; each
+    episode gets NetHack seeds derived from (s, episode index), so episodes differ
+    but a rerun with the same seed replays them. Without a seed NLE picks its own.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        task: str,
+        actions: str = "task",
+        max_episode_steps: int = 5000,
+        extra_keys: Sequence[str] = (),
+        progression_table: dict[str, float] | None = None,
+    ):
+        unknown = [k for k in extra_keys if k not in EXTRA_KEYS]
+        if unknown:
+            raise ConfigError(f"unknown NetHack observation keys {unknown}", hint=f"choose from {list(EXTRA_KEYS)}")
+        self._extra_keys = tuple(extra_keys)
+        nle_keys = tuple(dict.fromkeys(("message", "blstats", "chars") + self._extra_keys))
+        self.nle = TASK_CLASSES[task](
+            observation_keys=nle_keys, actions=ACTION_SETS[actions], max_episode_steps=max_episode_steps
+        )
+        self.observation_space = _observation_space(self._extra_keys)
+        self.action_space = self.nle.action_space
+        self.action_names = [nethack_action_name(a) for a in ACTION_SETS[actions]]
+        self._progress = ProgressionTracker(progression_table if progression_table is not None else load_table())
+        self._pad = np.full((_ROWS + CROP - 1, _COLS + CROP - 1), _MAP_BLANK, dtype=np.uint8)
+        self._seed_base: int | None = None
+        self._episode = 0
+        self._last_raw: dict[str, np.ndarray] = {}
+
+    def seed_episodes(self, seed: int) -> None:
+        """Make the next and all later episodes reproducible without resetting now."""
+        self._seed_base, self._episode = int(seed), 0
+
+    # -- gymnasium API ------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.seed_episodes(seed)
+        if self._seed_base is not None:
+            core, disp = np.random.SeedSequence([self._seed_base, self._episode]).generate_state(2, np.uint64)
+            self.nle.seed(int(core) >> 1, int(disp) >> 1, reseed=False)
+        self._episode += 1
+        raw, info = self.nle.reset()
+        self._new_episode_stats(raw)
+        return self._obs(raw), info
+
+    def step(self, action):
+        raw, reward, terminated, truncated, info = self.nle.step(int(action))
+        self._update_stats(raw, reward)
+        if terminated or truncated:
+            info[EPISODE_STATS_KEY] = self._episode_stats(info)
+        return self._obs(raw), reward, terminated, truncated, info
+
+    def render(self) -> str:
+        return "\n".join(row.tobytes().decode("latin-1") for row in self._last_raw["chars"])
+
+    def close(self) -> None:
+        self.nle.close()
+
+    # -- observations -------------------------------------------------------------------------
+    def _obs(self, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self._last_raw = raw
+        blstats = raw["blstats"]
+        x, y = int(blstats[nethack.NLE_BL_X]), int(blstats[nethack.NLE_BL_Y])
+        half = CROP // 2
+        self._pad[half : half + _ROWS, half : half + _COLS] = raw["chars"]
+        obs = {
+            "message": raw["message"].copy(),
+            "blstats": blstats.astype(np.float32),
+            "crop": self._pad[y : y + CROP, x : x + CROP].copy(),
+        }
+        for key in self._extra_keys:
+            obs[key] = raw[key].copy()
+        return obs
+
+    # -- episode stats ------------------------------------------------------------------------
+    def _new_episode_stats(self, raw: Mapping[str, np.ndarray]) -> None:
+        self._progress.reset()
+        self._return = 0.0
+        self._length = 0
+        self._score = self._gold = 0
+        self._max_depth = self._max_dlvl = self._max_xl = 1
+        self._update_stats(raw, 0.0, count_step=False)
+
+    def _update_stats(self, raw: Mapping[str, np.ndarray], reward: float, count_step: bool = True) -> None:
+        if count_step:
+            self._return += reward
+            self._length += 1
+        b = raw["blstats"]
+        if b[nethack.NLE_BL_HPMAX] <= 0:  # after the game ended blstats read zero: keep the last real ones
+            return
+        depth, xl = int(b[nethack.NLE_BL_DEPTH]), int(b[nethack.NLE_BL_XP])
+        self._score = int(b[nethack.NLE_BL_SCORE])
+        self._gold = int(b[nethack.NLE_BL_GOLD])
+        self._max_depth = max(self._max_depth, depth)
+        self._max_dlvl = max(self._max_dlvl, int(b[nethack.NLE_BL_DLEVEL]))
+        self._max_xl = max(self._max_xl, xl)
+        self._progress.update(depth, xl)
+
+    def _episode_stats(self, info: Mapping[str, Any]) -> dict[str, float]:
+        end_status = int(info.get("end_status", 0))
+        stats = {
+            "return": float(self._return),
+            "length": int(self._length),
+            "score": self._score,
+            "gold": self._gold,
+            "depth": self._max_depth,
+            "level_number": self._max_dlvl,
+            "experience_level": self._max_xl,
+            "progression": self._progress.percent,
+            "died": int(end_status == tasks.StepStatus.DEATH),
+        }
+        if "success" in info:
+            stats["success"] = int(bool(info["success"]))
+        return stats
+
+
+def nethack_action_name(action: int) -> str:
+    try:
+        return action.name.lower()  # type: ignore[attr-defined]
+    except AttributeError:
+        return str(int(action))
+
+
+class NetHackAdapter(EnvAdapter):
+    family = "nethack"
+    metric = "progression"
+    encoder = "nethack"
+
+    def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> NetHackEnv:
+        opts = self.task.options
+        env = NetHackEnv(opts["task"], actions=opts.get("actions", "task"), extra_keys=extra_keys)
+        if seed is not None:
+            env.seed_episodes(seed)
+        return env
+
+    def observation_space(self) -> gym.spaces.Dict:
+        return _observation_space()
+
+    def caption(self, obs: Mapping[str, np.ndarray]) -> str:
+        return decode_message(obs["message"])
+
+    def caption_with_status(self, obs: Mapping[str, np.ndarray]) -> str:
+        return f"{decode_message(obs['message'])} [{status_line(obs['blstats'])}]"
+
+    def validate_data(self) -> None:
+        load_table()
+
+    def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        keys = ["return", "length", "score", "gold", "depth", "experience_level", "progression", "died", "success"]
+        out: dict[str, float] = {"episodes": float(len(episodes))}
+        for key in keys:
+            values = [float(e[key]) for e in episodes if key in e]
+            if values:
+                out[key] = float(np.mean(values))
+        return out

@@ -1,0 +1,43 @@
+"""Errors that reach the user as one clear message instead of a traceback."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A problem the user can fix: the message names it, the hint says how."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class ConfigError(UserError):
+    """Bad names, values or files given to a command or a config file."""
+
+
+class DataError(UserError):
+    """A dataset or data file is missing or malformed."""
+
+
+class MissingExtraError(UserError):
+    """An optional dependency is not installed."""
+
+    def __init__(self, package: str, extra: str, purpose: str):
+        super().__init__(
+            f"{purpose} needs the Python package '{package}', which is not installed.",
+            hint=f"pip install 'llmexplore[{extra}]'",
+        )
+
+
+def require(module: str, extra: str, purpose: str):
+    """Import an optional dependency lazily, or stop with the extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError(module.split(".")[0], extra, purpose) from exc

@@ -1,0 +1,137 @@
+"""The intrinsic-reward interface every exploration method implements.
+
+A method has two sides. The *actor side* (``wrap_env``) runs inside rollout workers and
+may add observation keys: episodic message counts, goal suggestions, the active skill.
+The *learner side* (``reward``, ``update``) runs on whole training batches in the learner
+and must be batched. State that must survive a restart goes through ``state_dict``.
+
+Timing convention: ``batch.obs`` holds T+1 observations per trajectory row; the reward
+of transition t (action a_t) belongs to what the action led to, ``batch.next_obs``
+(index t+1). When transition t ended an episode (``batch.dones[:, t] == 1``) the next
+observation is already the first of a new episode, so methods that read per-episode
+state from it (counts, captions) should mask those steps.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+import gymnasium as gym
+import torch
+from pydantic import BaseModel, ConfigDict
+
+from llmexplore.envs.base import TaskSpec
+
+
+class MethodOptions(BaseModel):
+    """Options of a method; subclasses add typed fields. Unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class MethodContext:
+    """What a method may know about the run it is part of; picklable for worker processes."""
+
+    task: TaskSpec
+    seed: int
+    run_dir: Path
+    device: str = "cpu"
+    lm: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RewardBatch:
+    """One learner batch as a method sees it.
+
+    obs: raw observation tensors, shape [N, T+1, ...] (not normalised)
+    actions: [N, T]; dones: [N, T] float (1 where the transition ended the episode)
+    """
+
+    obs: Mapping[str, torch.Tensor]
+    actions: torch.Tensor
+    dones: torch.Tensor
+
+    @property
+    def next_obs(self) -> dict[str, torch.Tensor]:
+        return {k: v[:, 1:] for k, v in self.obs.items()}
+
+    @property
+    def current_obs(self) -> dict[str, torch.Tensor]:
+        return {k: v[:, :-1] for k, v in self.obs.items()}
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.actions.shape[:2])  # type: ignore[return-value]
+
+
+class IntrinsicReward(ABC):
+    """Base class of exploration methods. Register subclasses with ``@register_method``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    #: observation keys the environment adapter must provide
+    required_keys: ClassVar[tuple[str, ...]] = ()
+    #: extra observation keys (added by ``wrap_env``) the policy network should condition on
+    policy_keys: ClassVar[tuple[str, ...]] = ()
+    #: c_int of METHODS.md's reward combination when a run does not set one
+    default_int_coef: ClassVar[float] = 0.0
+    #: does the method talk to a language model (runs check the LM backend first)
+    uses_lm: ClassVar[bool] = False
+    Options: ClassVar[type[MethodOptions]] = MethodOptions
+
+    def __init__(self, options: MethodOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        self.options = options
+        self.context = context
+        self.obs_space = obs_space
+        self.device = torch.device(context.device)
+
+    # -- checks before any work ------------------------------------------------------------
+    @classmethod
+    def needed_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:
+        """Observation keys this configuration reads (default: ``required_keys``)."""
+        return cls.required_keys
+
+    @classmethod
+    def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: MethodOptions) -> None:
+        """Raise ConfigError when the method cannot run on this task (default: key check)."""
+        from llmexplore.errors import ConfigError
+
+        missing = [k for k in cls.needed_keys(task, options) if k not in obs_space.spaces]
+        if missing:
+            raise ConfigError(
+                f"method '{cls.name}' needs observation keys {missing}, which task '{task.name}' "
+                f"does not provide (it provides {sorted(obs_space.spaces)})",
+                hint=f"`llmexplore methods` and `llmexplore envs` list which methods fit which tasks",
+            )
+
+    # -- actor side ------------------------------------------------------------------------
+    @classmethod
+    def wrap_env(cls, env: gym.Env, options: MethodOptions, context: MethodContext) -> gym.Env:
+        """Add actor-side state and observation keys; runs in rollout workers."""
+        return env
+
+    # -- learner side ----------------------------------------------------------------------
+    @abstractmethod
+    def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """Intrinsic reward per transition, shape [N, T], before the c_int coefficient."""
+
+    def update(self, batch: RewardBatch) -> dict[str, float]:
+        """Online training step on the batch (after ``reward``); returns metrics to log."""
+        return {}
+
+    def metrics(self) -> dict[str, float]:
+        """Counters worth logging (queue lengths, cache hits); called now and then."""
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        pass
+
+    def close(self) -> None:
+        """Stop background threads or connections."""

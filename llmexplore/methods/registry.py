@@ -1,0 +1,94 @@
+"""Method registry: built-ins and third-party methods by name.
+
+Third-party packages register methods through the entry-point group
+``llmexplore.methods``; each entry point names an ``IntrinsicReward`` subclass
+(``mypkg.module:MyMethod``). Adding a method never requires editing the runner.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from importlib.metadata import entry_points
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from llmexplore.errors import ConfigError
+from llmexplore.methods.base import IntrinsicReward, MethodOptions
+
+ENTRY_POINT_GROUP = "llmexplore.methods"
+
+#: modules whose import registers the built-in methods
+BUILTIN_MODULES = (
+    "llmexplore.methods.none",
+    "llmexplore.methods.rnd",
+)
+
+_METHODS: dict[str, type[IntrinsicReward]] = {}
+_loaded = False
+
+
+def register_method(cls: type[IntrinsicReward]) -> type[IntrinsicReward]:
+    """Class decorator: make a method available under ``cls.name``."""
+    if not (isinstance(cls, type) and issubclass(cls, IntrinsicReward)):
+        raise TypeError(f"{cls!r} is not an IntrinsicReward subclass")
+    name = getattr(cls, "name", None)
+    if not name or not isinstance(name, str):
+        raise TypeError(f"{cls.__name__} must set a class attribute `name`")
+    existing = _METHODS.get(name)
+    if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
+        raise ValueError(f"method name '{name}' is taken by {existing.__module__}.{existing.__qualname__}")
+    _METHODS[name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin must not break the built-ins
+            raise ConfigError(f"could not load method plugin '{ep.name}' ({ep.value}): {exc}") from exc
+        if isinstance(obj, type) and issubclass(obj, IntrinsicReward):
+            register_method(obj)
+
+
+def method_names() -> list[str]:
+    _load_all()
+    return sorted(_METHODS)
+
+
+def list_methods() -> list[type[IntrinsicReward]]:
+    return [_METHODS[n] for n in method_names()]
+
+
+def get_method(name: str) -> type[IntrinsicReward]:
+    _load_all()
+    if name in _METHODS:
+        return _METHODS[name]
+    close = difflib.get_close_matches(name, _METHODS, n=3, cutoff=0.5)
+    hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else (
+        "valid methods: " + ", ".join(sorted(_METHODS)))
+    raise ConfigError(f"unknown method '{name}'", hint=hint)
+
+
+def parse_options(method: type[IntrinsicReward], values: Mapping[str, Any] | None) -> MethodOptions:
+    """Validate a method's options, naming every bad key and value at once."""
+    try:
+        return method.Options(**dict(values or {}))
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "options"
+            problems.append(f"{where}: {err['msg']}")
+        fields = ", ".join(method.Options.model_fields) or "(none)"
+        raise ConfigError(
+            f"bad options for method '{method.name}': " + "; ".join(problems),
+            hint=f"options of '{method.name}': {fields}",
+        ) from None

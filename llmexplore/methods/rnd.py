@@ -1,0 +1,114 @@
+"""Random Network Distillation (Burda et al., 2019), trained online in the learner.
+
+r_int(s') = ||f_pred(norm(s')) - f_target(norm(s'))||^2 / running std of that error,
+where norm() is a running per-feature observation normalisation clipped to +-5, the
+target network is fixed and random, and the predictor trains with Adam (lr 1e-4) on
+every learner batch. Inputs are raw observation keys (default: the image on Crafter,
+the map crop and bottom-line stats on NetHack), not the policy's features, so the
+novelty signal does not move with the policy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import gymnasium as gym
+import torch
+from pydantic import Field
+
+from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.common import ObservationFeatures, RunningMeanStd, flat_batch, is_image
+from llmexplore.methods.registry import register_method
+
+DEFAULT_KEYS = {"nethack": ("crop", "blstats"), "crafter": ("image",)}
+
+
+class RNDOptions(MethodOptions):
+    keys: tuple[str, ...] | None = Field(None, description="observation keys fed to the networks")
+    lr: float = Field(1e-4, gt=0)
+    feature_dim: int = Field(128, gt=0)
+    obs_clip: float = Field(5.0, gt=0)
+    update_fraction: float = Field(1.0, gt=0, le=1, description="share of a batch the predictor trains on")
+
+
+@register_method
+class RND(IntrinsicReward):
+    name = "rnd"
+    description = "Random Network Distillation: prediction error of a random network (LM-free)"
+    default_int_coef = 0.5  # Burda et al. weigh intrinsic:extrinsic advantages 1:2
+    Options = RNDOptions
+
+    def __init__(self, options: RNDOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        super().__init__(options, context, obs_space)
+        self.keys = self.needed_keys(context.task, options) or tuple(obs_space.spaces)
+        spaces = {k: obs_space.spaces[k] for k in self.keys}
+        torch.manual_seed(context.seed)
+        self.target = ObservationFeatures(spaces, options.feature_dim).to(self.device)
+        self.predictor = ObservationFeatures(spaces, options.feature_dim).to(self.device)
+        for p in self.target.parameters():
+            p.requires_grad_(False)
+        self.optimizer = torch.optim.Adam(self.predictor.parameters(), lr=options.lr)
+        self.obs_stats = {k: RunningMeanStd(self._stat_shape(spaces[k])).to(self.device) for k in self.keys}
+        self.error_stats = RunningMeanStd(()).to(self.device)
+        self._last_loss = float("nan")
+
+    @classmethod
+    def needed_keys(cls, task, options: RNDOptions) -> tuple[str, ...]:
+        return tuple(options.keys or DEFAULT_KEYS.get(task.family, ()))
+
+    @staticmethod
+    def _stat_shape(space: gym.spaces.Box) -> tuple[int, ...]:
+        # images: one statistic per channel; vectors and maps: one per element
+        return (space.shape[-1],) if is_image(space) else tuple(space.shape)
+
+    def _normalized(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        inputs = flat_batch(obs, self.keys)
+        return {k: self.obs_stats[k].normalize(v, self.options.obs_clip).float() for k, v in inputs.items()}
+
+    def _errors(self, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        return (self.predictor(inputs) - self.target(inputs)).pow(2).mean(dim=1)
+
+    @torch.no_grad()
+    def prediction_error(self, batch: RewardBatch) -> torch.Tensor:
+        """Raw squared prediction error per transition, [N, T]."""
+        n, t = batch.shape
+        return self._errors(self._normalized(batch.next_obs)).reshape(n, t)
+
+    @torch.no_grad()
+    def reward(self, batch: RewardBatch) -> torch.Tensor:
+        return self.prediction_error(batch) / self.error_stats.std.float()
+
+    def update(self, batch: RewardBatch) -> dict[str, float]:
+        raw = flat_batch(batch.next_obs, self.keys)
+        for key, value in raw.items():
+            self.obs_stats[key].update(value.reshape(-1, *self.obs_stats[key].mean.shape))
+        inputs = {k: self.obs_stats[k].normalize(v, self.options.obs_clip).float() for k, v in raw.items()}
+        if self.options.update_fraction < 1.0:
+            count = next(iter(inputs.values())).shape[0]
+            keep = torch.rand(count, device=self.device) < self.options.update_fraction
+            inputs = {k: v[keep] for k, v in inputs.items()}
+        errors = self._errors(inputs)
+        loss = errors.mean()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.error_stats.update(errors.detach())
+        self._last_loss = float(loss.detach())
+        return {"rnd_loss": self._last_loss}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "predictor": self.predictor.state_dict(),
+            "target": self.target.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "obs_stats": {k: v.state_dict() for k, v in self.obs_stats.items()},
+            "error_stats": self.error_stats.state_dict(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.predictor.load_state_dict(state["predictor"])
+        self.target.load_state_dict(state["target"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for key, stats in state["obs_stats"].items():
+            self.obs_stats[key].load_state_dict(stats)
+        self.error_stats.load_state_dict(state["error_stats"])

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Create a virtual environment (.venv) and install llmexplore with every extra.
+#
+# Without an NVIDIA GPU, PyTorch's CPU build (2.13.0) is installed first, so that pip
+# never pulls multi-GB CUDA wheels: set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+# on machines whose default index serves CUDA builds. With a GPU the project's torch range
+# is satisfied by whatever CUDA build pip picks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+VENV=${LLMEXPLORE_VENV:-.venv}
+
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+fi
+# shellcheck disable=SC1091
+source "$VENV/bin/activate"
+python -m pip install --quiet --upgrade pip
+if ! command -v nvidia-smi >/dev/null 2>&1 && ! python -c "import torch" >/dev/null 2>&1; then
+    python -m pip install --quiet "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
+fi
+python -m pip install --quiet -e ".[all,test]"
+echo "llmexplore installed in $VENV ($(python -c 'import llmexplore; print(llmexplore.__version__)'))"
