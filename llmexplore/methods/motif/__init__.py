@@ -1,0 +1,1 @@
+"""Motif: LM preferences over NetHack captions, distilled into a reward model."""

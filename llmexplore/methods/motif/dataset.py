@@ -1,0 +1,184 @@
+"""Pair datasets in Motif's on-disk layout, ours and the published one.
+
+    <root>/data/message.npy      uint8  (N, 2, 256)       captions' raw bytes
+    <root>/data/blstats.npy      int    (N, 2, 27)
+    <root>/data/tty_chars.npy    uint8  (N, 2, 24, 80)    optional
+    <root>/data/tty_colors.npy   int8   (N, 2, 24, 80)    optional
+    <root>/info/<key>.npy        (N, 2)                   e.g. score, turns, experience_level
+    <root>/preference/<name>.npy uint8  (N,)              0 first, 1 second, 2 tie, 3 unknown
+
+The published dataset stores a sequence axis of length 1 after the pair axis
+((N, 2, 1, 256) ...); we accept both and present (N, 2, ...). Arrays are memory-mapped,
+so datasets larger than memory work. Preference files are named
+``<annotator>_msg_<goal>_<version>`` as in the published dataset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from llmexplore.errors import DataError
+
+LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN = 0, 1, 2, 3
+LABELS = (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN)
+
+DATA_SHAPES: dict[str, tuple[int, ...]] = {
+    "message": (256,),
+    "blstats": (27,),
+    "tty_chars": (24, 80),
+    "tty_colors": (24, 80),
+}
+#: published blstats have 26 entries (an older NLE); both are accepted
+_BLSTATS_SIZES = {26, 27}
+
+
+def preference_name(annotator: str, goal: str, version: str) -> str:
+    return f"{annotator}_msg_{goal}_{version}"
+
+
+def _decode(raw: np.ndarray) -> str:
+    data = bytes(np.asarray(raw, dtype=np.uint8))
+    end = data.find(b"\0")
+    return (data if end < 0 else data[:end]).decode("latin-1").strip()
+
+
+@dataclass
+class PairDataset:
+    root: Path
+    data: dict[str, np.ndarray]
+    info: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return int(self.data["message"].shape[0])
+
+    @property
+    def messages(self) -> np.ndarray:
+        """(N, 2, 256) uint8 view."""
+        return self.data["message"]
+
+    def caption(self, index: int, side: int) -> str:
+        return _decode(self.messages[index, side])
+
+    def captions(self, indices: Iterable[int]) -> list[tuple[str, str]]:
+        return [(self.caption(i, 0), self.caption(i, 1)) for i in indices]
+
+    # -- preference files -----------------------------------------------------------------
+    @property
+    def preference_dir(self) -> Path:
+        return self.root / "preference"
+
+    def preference_names(self) -> list[str]:
+        if not self.preference_dir.is_dir():
+            return []
+        return sorted(p.stem for p in self.preference_dir.glob("*.npy"))
+
+    def labels(self, name: str) -> np.ndarray:
+        """Read-only labels, checked for length and range."""
+        path = self.preference_dir / f"{name}.npy"
+        if not path.is_file():
+            raise DataError(f"no preference file {path}",
+                            hint=f"available: {', '.join(self.preference_names()) or 'none (annotate first)'}")
+        labels = np.load(path, mmap_mode="r")
+        _check_labels(path, labels, len(self))
+        return labels
+
+    def open_labels(self, name: str) -> np.memmap:
+        """Writable labels, created filled with 'unknown' (3) if absent; flush() to persist."""
+        self.preference_dir.mkdir(parents=True, exist_ok=True)
+        path = self.preference_dir / f"{name}.npy"
+        if not path.exists():
+            tmp = path.with_suffix(".tmp.npy")
+            array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(len(self),))
+            array[:] = LABEL_UNKNOWN
+            array.flush()
+            del array
+            tmp.replace(path)
+        labels = np.load(path, mmap_mode="r+")
+        _check_labels(path, labels, len(self))
+        return labels
+
+
+def _check_labels(path: Path, labels: np.ndarray, n: int) -> None:
+    if labels.shape != (n,):
+        raise DataError(f"{path}: labels have shape {labels.shape}, expected ({n},) to match data/message.npy")
+    if labels.size and (labels.min() < 0 or labels.max() > LABEL_UNKNOWN):
+        raise DataError(f"{path}: labels out of range [0, 3] (found {int(labels.min())}..{int(labels.max())})")
+
+
+def _squeeze_sequence_axis(path: Path, array: np.ndarray, key: str) -> np.ndarray:
+    """Accept (N, 2, ...) and the published (N, 2, 1, ...); return (N, 2, ...)."""
+    trailing = DATA_SHAPES.get(key)
+    if array.ndim >= 3 and array.shape[2] == 1 and trailing is not None and array.shape[3:] == _expected(key, array, 3):
+        array = array[:, :, 0]
+    if array.ndim < 2 or array.shape[1] != 2:
+        raise DataError(f"{path}: expected shape (N, 2, ...) for a pair dataset, found {array.shape}")
+    if trailing is not None and array.shape[2:] != _expected(key, array, 2):
+        raise DataError(f"{path}: expected trailing shape {trailing}, found {array.shape[2:]}")
+    return array
+
+
+def _expected(key: str, array: np.ndarray, start: int) -> tuple[int, ...]:
+    if key == "blstats" and array.ndim > start and array.shape[start] in _BLSTATS_SIZES:
+        return (array.shape[start],)
+    return DATA_SHAPES[key]
+
+
+def open_pair_dataset(root: str | Path, require: Sequence[str] = ("message",)) -> PairDataset:
+    """Open and check a pair dataset; every problem names the file."""
+    root = Path(root)
+    data_dir = root / "data"
+    if not data_dir.is_dir():
+        raise DataError(f"{root} is not a pair dataset: no data/ folder",
+                        hint="create one with `llmexplore motif collect`, or point at the published Motif dataset")
+    data: dict[str, np.ndarray] = {}
+    for path in sorted(data_dir.glob("*.npy")):
+        try:
+            array = np.load(path, mmap_mode="r")
+        except (ValueError, OSError) as exc:
+            raise DataError(f"{path}: not a readable .npy array ({exc})") from None
+        data[path.stem] = _squeeze_sequence_axis(path, array, path.stem)
+    missing = [k for k in require if k not in data]
+    if missing:
+        raise DataError(f"{data_dir}: missing arrays {', '.join(f'{k}.npy' for k in missing)}")
+    n = data["message"].shape[0] if "message" in data else next(iter(data.values())).shape[0]
+    for key, array in data.items():
+        if array.shape[0] != n:
+            raise DataError(f"{data_dir / (key + '.npy')}: {array.shape[0]} pairs, but data/message.npy has {n}")
+    if "message" in data and data["message"].dtype != np.uint8:
+        raise DataError(f"{data_dir / 'message.npy'}: dtype {data['message'].dtype}, expected uint8 bytes")
+    info: dict[str, np.ndarray] = {}
+    info_dir = root / "info"
+    if info_dir.is_dir():
+        for path in sorted(info_dir.glob("*.npy")):
+            array = np.load(path, mmap_mode="r")
+            if array.ndim >= 3 and array.shape[2] == 1:
+                array = array[:, :, 0]
+            if array.shape[:2] != (n, 2):
+                raise DataError(f"{path}: expected shape ({n}, 2), found {array.shape}")
+            info[path.stem] = array
+    dataset = PairDataset(root, data, info)
+    for name in dataset.preference_names():
+        dataset.labels(name)  # validates length and range
+    return dataset
+
+
+def write_pair_dataset(root: str | Path, arrays: dict[str, np.ndarray], info: dict[str, np.ndarray]) -> PairDataset:
+    """Write a new dataset atomically: into a sibling temp folder, then renamed into place."""
+    root = Path(root)
+    if (root / "data").exists():
+        raise DataError(f"{root} already holds a pair dataset", hint="choose another folder or delete it")
+    tmp = root.with_name(root.name + ".partial")
+    for sub, group in (("data", arrays), ("info", info)):
+        (tmp / sub).mkdir(parents=True, exist_ok=True)
+        for key, value in group.items():
+            np.save(tmp / sub / f"{key}.npy", value)
+    (tmp / "preference").mkdir(exist_ok=True)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    if root.exists():
+        root.rmdir()  # an empty target folder is fine
+    tmp.replace(root)
+    return open_pair_dataset(root)
