@@ -86,3 +86,19 @@ def test_adapter_caption_from_a_real_observation():
     env = adapter.make_env(seed=3)
     obs, _ = env.reset()
     assert adapter.caption(obs).startswith("You see ")
+
+
+def test_a_seed_replays_exactly_across_env_instances():
+    def trajectory(seed: int) -> list[bytes]:
+        env = CrafterEnv()
+        env.reset(seed=seed)
+        rng = np.random.default_rng(0)
+        frames = []
+        for _ in range(600):
+            obs, _, terminated, truncated, _ = env.step(int(rng.integers(17)))
+            frames.append(obs["image"].tobytes() + obs["local_semantic"].tobytes())
+            if terminated or truncated:
+                env.reset()
+        return frames
+
+    assert trajectory(11) == trajectory(11)

@@ -30,13 +30,27 @@ def _observation_space(extra_keys: Sequence[str] = ()) -> gym.spaces.Dict:
     return gym.spaces.Dict(spaces)
 
 
+class _ReproducibleCrafter(crafter.Env):
+    """crafter.Env whose creature balancing does not depend on memory addresses.
+
+    Crafter keeps each chunk's objects in a ``set`` and despawns a creature picked by
+    index from it, so the choice follows object ids and two envs with one seed drift
+    apart. Ordering the chunk's objects by position before balancing makes a seed replay
+    exactly; which creature goes is still uniformly random, so dynamics are unchanged.
+    """
+
+    def _balance_object(self, chunk, objs, *args, **kwargs):
+        ordered = sorted(objs, key=lambda o: (int(o.pos[0]), int(o.pos[1]), type(o).__name__))
+        return super()._balance_object(chunk, ordered, *args, **kwargs)
+
+
 class CrafterEnv(gym.Env):
     """Crafter with image, inventory, the local semantic view and the facing cell.
 
     ``reward=False`` is the reward-free task: the agent's reward is 0, while the episode
     stats still record Crafter's own reward (as Crafter's recorder does), so runs remain
     comparable with the published ones. Seeding follows Crafter: a world seed per env,
-    and one world per (seed, episode).
+    and one world per (seed, episode); a seed replays exactly (see _ReproducibleCrafter).
     """
 
     metadata = {"render_modes": ["rgb_array"]}
@@ -45,7 +59,7 @@ class CrafterEnv(gym.Env):
         unknown = [k for k in extra_keys if k not in EXTRA_KEYS]
         if unknown:
             raise ConfigError(f"unknown Crafter observation keys {unknown}", hint=f"choose from {list(EXTRA_KEYS)}")
-        self.crafter = crafter.Env(reward=reward, length=length)
+        self.crafter = _ReproducibleCrafter(reward=reward, length=length)
         self._extra_keys = tuple(extra_keys)
         self.observation_space = _observation_space(extra_keys)
         self.action_space = gym.spaces.Discrete(len(ACTIONS))
