@@ -198,7 +198,9 @@ def _load_command_modules() -> None:
 
 
 #: modules that add sub-commands with ``@command``
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "llmexplore.benchmarks.commands",
+]
 
 
 if __name__ == "__main__":

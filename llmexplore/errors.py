@@ -16,7 +16,15 @@ class UserError(Exception):
 
 
 class ConfigError(UserError):
-    """Bad names, values or files given to a command or a config file."""
+    """Bad names, values or files given to a command or a config file.
+
+    ``problems`` lists (field, message) pairs when several things are wrong at once,
+    so callers such as the grid validator can point each one at its line.
+    """
+
+    def __init__(self, message: str, hint: str | None = None, problems: list[tuple[str, str]] | None = None):
+        super().__init__(message, hint)
+        self.problems = problems or [("", message if not hint else f"{message} ({hint})")]
 
 
 class DataError(UserError):

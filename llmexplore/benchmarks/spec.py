@@ -13,7 +13,7 @@ from llmexplore.agents.config import TrainConfig
 from llmexplore.agents.learner import CHECKPOINT_KEY
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs import EnvAdapter, TaskSpec, get_task, make_adapter
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, UserError
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import IntrinsicReward, MethodOptions, get_method, parse_options
 from llmexplore.agents.checkpoints import POLICY_PARTS
@@ -49,15 +49,14 @@ class RunSpec(BaseModel):
         try:
             return cls(**data)
         except ValidationError as exc:
-            raise ConfigError(f"invalid {source}: " + format_validation_error(exc)) from None
+            problems = validation_problems(exc)
+            raise ConfigError(f"invalid {source}: " + "; ".join(f"{f}: {m}" for f, m in problems),
+                              problems=problems) from None
 
 
-def format_validation_error(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "value"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
+def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
+    """pydantic errors as (dotted field, message) pairs."""
+    return [(".".join(str(p) for p in err["loc"]) or "value", err["msg"]) for err in exc.errors()]
 
 
 @dataclass(frozen=True)
@@ -111,75 +110,78 @@ class ResolvedRun:
         )
 
 
-def resolve(spec: RunSpec) -> ResolvedRun:
-    """Check every name and value of a spec; raise one ConfigError listing all problems."""
-    problems: list[str] = []
-    task = method = options = adapter = None
-    try:
-        task = get_task(spec.task)
-    except ConfigError as exc:
-        problems.append(str(exc))
-    try:
-        method = get_method(spec.method)
-        options = parse_options(method, spec.method_options)
-    except ConfigError as exc:
-        problems.append(str(exc))
-    if task is not None:
+def resolve(spec: RunSpec, check_parent: bool = True) -> ResolvedRun:
+    """Check every name and value of a spec; raise one ConfigError listing all problems.
+
+    ``check_parent=False`` skips the parent-checkpoint check, for grids whose parent cell
+    has not run yet (the cell is checked again when it starts).
+    """
+    problems: list[tuple[str, str]] = []
+
+    def attempt(field: str, fn):
         try:
-            adapter = make_adapter(task)
-            adapter.validate_data()
-        except ConfigError as exc:
-            problems.append(str(exc))
-        except Exception as exc:  # DataError, MissingExtraError are UserErrors too
-            problems.append(str(exc))
+            return fn()
+        except UserError as exc:  # ConfigError, DataError, MissingExtraError
+            problems.append((field, str(exc)))
+            return None
+
+    task = attempt("task", lambda: get_task(spec.task))
+    method = attempt("method", lambda: get_method(spec.method))
+    options = attempt("method_options", lambda: parse_options(method, spec.method_options)) if method else None
+    adapter = attempt("task", lambda: make_adapter(task)) if task else None
+    if adapter is not None:
+        attempt("task", adapter.validate_data)
     if adapter is not None and method is not None and options is not None:
-        try:
-            method.check_task(task, adapter.observation_space(), options)
-        except ConfigError as exc:
-            problems.append(str(exc))
+        attempt("method", lambda: method.check_task(task, adapter.observation_space(), options))
     train = spec.train.resolved(task.family if task else "generic")
     budget = spec.steps or (task.default_budget if task else 0)
     problems.extend(_check_training(train, budget))
     parent_checkpoint = None
     if spec.parent is not None:
-        try:
-            parent_checkpoint = _check_parent(spec.parent)
-        except ConfigError as exc:
-            problems.append(str(exc))
+        if check_parent:
+            parent_checkpoint = attempt("parent", lambda: _check_parent(spec.parent))
+        else:
+            attempt("parent", lambda: _check_reset_parts(spec.parent))
     if problems:
-        raise ConfigError("\n".join(f"- {p}" for p in problems) if len(problems) > 1 else problems[0])
+        if len(problems) == 1:
+            raise ConfigError(problems[0][1], problems=problems)
+        raise ConfigError("\n".join(f"- {msg}" for _, msg in problems), problems=problems)
     ext_coef = spec.ext_coef if spec.ext_coef is not None else task.default_ext_coef
     int_coef = spec.int_coef if spec.int_coef is not None else method.default_int_coef
     return ResolvedRun(spec, task, adapter, method, options, train, budget, ext_coef, int_coef, parent_checkpoint)
 
 
-def _check_training(train: TrainConfig, budget: int) -> list[str]:
-    problems = []
+def _check_training(train: TrainConfig, budget: int) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
     per_rollout = train.num_workers * train.envs_per_worker * train.rollout
     if budget < train.batch_size:
-        problems.append(
+        problems.append(("steps",
             f"budget of {budget} env steps is smaller than one training batch ({train.batch_size}); "
             f"raise the budget or lower train.batch_size"
-        )
+        ))
     if train.serial and train.batch_size % per_rollout != 0:
-        problems.append(
+        problems.append(("train",
             f"train.batch_size {train.batch_size} must be a multiple of workers x envs_per_worker x rollout "
             f"= {train.num_workers} x {train.envs_per_worker} x {train.rollout} = {per_rollout}"
-        )
+        ))
     if train.batch_size % train.rollout != 0:
-        problems.append(f"train.batch_size {train.batch_size} must be a multiple of train.rollout {train.rollout}")
+        problems.append(("train", f"train.batch_size {train.batch_size} must be a multiple of train.rollout {train.rollout}"))
     if train.device == "gpu":
         import torch
 
         if not torch.cuda.is_available():
-            problems.append("train.device is 'gpu' but no CUDA device is visible; use 'cpu' or 'auto'")
+            problems.append(("train", "train.device is 'gpu' but no CUDA device is visible; use 'cpu' or 'auto'"))
     return problems
 
 
-def _check_parent(parent: ParentSpec) -> str:
+def _check_reset_parts(parent: ParentSpec) -> None:
     bad = sorted(set(parent.reset) - set(POLICY_PARTS))
     if bad:
         raise ConfigError(f"parent.reset names unknown parts {bad}", hint=f"valid parts: {sorted(POLICY_PARTS)}")
+
+
+def _check_parent(parent: ParentSpec) -> str:
+    _check_reset_parts(parent)
     if parent.checkpoint:
         path = Path(parent.checkpoint)
         if not path.is_file():

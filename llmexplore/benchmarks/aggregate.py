@@ -1,0 +1,173 @@
+"""From run records to per-task and cross-task tables.
+
+Per task and method (row label): mean +- standard error over seeds and the IQM with a
+95% stratified-bootstrap interval of the task's benchmark metric (NetHack: BALROG
+progression; Crafter: score over all training episodes within the budget; Housekeep:
+rearrangement success), plus episode return and intrinsic return. Across tasks, each
+task's metric is normalised by published reference points (below) and the IQM is
+taken over all (task, seed) runs with a bootstrap stratified by task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from llmexplore.benchmarks.record import RECORD_FILE, RunRecord, read_record
+from llmexplore.benchmarks.stats import iqm, mean_and_se, stratified_bootstrap_ci
+from llmexplore.envs.crafter.stats import ACHIEVEMENTS
+from llmexplore.errors import UserError
+
+#: (family, metric) -> (value that maps to 0, value that maps to 1) for the cross-task aggregate
+NORMALIZATION: dict[tuple[str, str], tuple[float, float, str]] = {
+    ("crafter", "score"): (1.6, 50.5, "random agent 1.6 -> 0, human experts 50.5 -> 1 (Crafter scoreboard)"),
+    ("nethack", "progression"): (0.0, 100.0, "BALROG progression in percent: 100 = ascension"),
+    ("housekeep", "success"): (0.0, 1.0, "fraction of objects on a correct receptacle"),
+}
+#: extra per-task columns shown when present in final metrics
+EXTRA_COLUMNS = {
+    "nethack": ["score", "depth", "experience_level", "gold"],
+    "crafter": ["achievements_unlocked", "reward"],
+    "housekeep": ["objects_fixed", "misplaced_after"],
+}
+
+
+@dataclass
+class Run:
+    record: RunRecord
+    path: Path
+
+    @property
+    def task(self) -> str:
+        return self.record.spec["task"]
+
+    @property
+    def family(self) -> str:
+        return self.task.split(":", 1)[0]
+
+    @property
+    def label(self) -> str:
+        return self.record.spec.get("label") or self.record.spec["method"]
+
+    @property
+    def seed(self) -> int:
+        return int(self.record.spec["seed"])
+
+    def value(self, key: str) -> float:
+        return float(self.record.final_metrics.get(key, float("nan")))
+
+
+@dataclass
+class Collection:
+    runs: list[Run] = field(default_factory=list)
+    incomplete: list[dict[str, Any]] = field(default_factory=list)
+
+
+def collect(root: str | Path) -> Collection:
+    """Every run record under ``root``; complete ones are aggregated, the rest listed."""
+    out = Collection()
+    for path in sorted(Path(root).rglob(RECORD_FILE)):
+        try:
+            record = read_record(path)
+        except UserError as exc:
+            out.incomplete.append({"path": str(path.parent), "status": "unreadable", "why": str(exc)})
+            continue
+        if record.status != "complete":
+            why = (record.error or {}).get("message", "")
+            out.incomplete.append({"path": str(path.parent), "status": record.status, "cell": record.cell, "why": why})
+            continue
+        out.runs.append(Run(record, path.parent))
+    return out
+
+
+def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        groups.setdefault((run.task, run.label), []).append(run)
+    rows = []
+    for (task, label), group in sorted(groups.items()):
+        metric = group[0].record.metric
+        values = np.array([r.value(metric) for r in group])
+        mean, se = mean_and_se(values)
+        low, high = stratified_bootstrap_ci([values[~np.isnan(values)]], iqm, reps=reps)
+        ret_mean, ret_se = mean_and_se([r.value("return") for r in group])
+        int_mean, int_se = mean_and_se([r.value("intrinsic_return") for r in group])
+        budgets = sorted({r.record.budget for r in group})
+        row = {
+            "task": task, "label": label, "method": group[0].record.spec["method"], "seeds": len(group),
+            "budget": budgets[0] if len(budgets) == 1 else f"{budgets[0]}-{budgets[-1]}",
+            "metric": metric, "mean": mean, "se": se, "iqm": iqm(values), "iqm_low": low, "iqm_high": high,
+            "return_mean": ret_mean, "return_se": ret_se, "intrinsic_return_mean": int_mean,
+            "intrinsic_return_se": int_se,
+        }
+        for column in EXTRA_COLUMNS.get(group[0].family, []):
+            row[column] = mean_and_se([r.value(column) for r in group])[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def normalized(run: Run) -> float | None:
+    entry = NORMALIZATION.get((run.family, run.record.metric))
+    if entry is None:
+        return None
+    low, high, _ = entry
+    return (run.value(run.record.metric) - low) / (high - low)
+
+
+def aggregate_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
+    """Per label: IQM of normalised scores over all its (task, seed) runs, bootstrap stratified by task."""
+    by_label: dict[str, dict[str, list[float]]] = {}
+    for run in runs:
+        value = normalized(run)
+        if value is None or np.isnan(value):
+            continue
+        by_label.setdefault(run.label, {}).setdefault(run.task, []).append(value)
+    rows = []
+    for label, tasks in sorted(by_label.items()):
+        strata = [np.array(v) for v in tasks.values()]
+        pooled = np.concatenate(strata)
+        low, high = stratified_bootstrap_ci(strata, iqm, reps=reps)
+        rows.append({"label": label, "tasks": len(tasks), "runs": int(pooled.size), "normalized_iqm": iqm(pooled),
+                     "iqm_low": low, "iqm_high": high, "normalized_mean": float(pooled.mean())})
+    return pd.DataFrame(rows)
+
+
+def crafter_achievement_table(runs: list[Run]) -> pd.DataFrame:
+    """Success rate (%) of each of the 22 achievements, mean over seeds, per Crafter task and label."""
+    rows = []
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        if run.family == "crafter":
+            groups.setdefault((run.task, run.label), []).append(run)
+    for (task, label), group in sorted(groups.items()):
+        row: dict[str, Any] = {"task": task, "label": label, "seeds": len(group)}
+        for name in ACHIEVEMENTS:
+            row[name] = float(np.nanmean([r.value(f"success_{name}") for r in group]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def learning_curves(runs: list[Run], task: str, key: str) -> dict[str, pd.DataFrame]:
+    """Per label: env steps -> mean and 95% bootstrap interval over seeds of a curve field."""
+    out: dict[str, pd.DataFrame] = {}
+    labels = sorted({r.label for r in runs if r.task == task})
+    for label in labels:
+        points: dict[int, list[float]] = {}
+        for run in runs:
+            if run.task != task or run.label != label:
+                continue
+            for point in run.record.curve:
+                value = getattr(point, key)
+                if value is not None:
+                    points.setdefault(point.env_steps, []).append(value)
+        rows = []
+        for steps in sorted(points):
+            values = np.array(points[steps])
+            low, high = stratified_bootstrap_ci([values], np.mean, reps=500) if values.size > 1 else (values[0], values[0])
+            rows.append({"env_steps": steps, "mean": float(values.mean()), "low": low, "high": high, "seeds": values.size})
+        out[label] = pd.DataFrame(rows)
+    return out

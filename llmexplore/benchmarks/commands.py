@@ -1,0 +1,92 @@
+"""``llmexplore grid`` and ``llmexplore leaderboard``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from llmexplore.cli import Handler, command, parse_option_pairs
+from llmexplore.errors import ConfigError
+
+
+def make_backend(name: str, jobs: int, options: dict[str, Any]):
+    from llmexplore.benchmarks.runners import BACKENDS
+
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown backend '{name}'", hint=f"valid backends: {', '.join(sorted(BACKENDS))}")
+    module, cls = BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module), cls)(jobs=jobs, **options)
+
+
+@command("grid", "run every cell of a grid file and build its leaderboard")
+def _grid(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("file", help="grid YAML file (see configs/)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="cells run at once")
+    p.add_argument("--out", help="results directory (default: the grid's `output`, else results/<name>)")
+    p.add_argument("--backend", default="local", help="where cells run: local (default), ray, slurm")
+    p.add_argument("--backend-option", "-b", action="append", default=[], metavar="KEY=VALUE",
+                   help="backend option, e.g. address=auto (ray) or partition=gpu (slurm)")
+    p.add_argument("--retries", type=int, default=1, help="extra attempts for a failing cell")
+    p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing")
+    p.add_argument("--no-leaderboard", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+
+    def handle(args: argparse.Namespace) -> int:
+        from llmexplore.benchmarks.grid import load_grid
+        from llmexplore.benchmarks.leaderboard import build_leaderboard
+        from llmexplore.benchmarks.runners import GridRunner, GridView
+
+        if args.jobs < 1:
+            raise ConfigError("--jobs must be at least 1")
+        grid = load_grid(args.file, args.out)
+        if args.dry_run:
+            for cell in grid.cells:
+                parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
+                print(f"{cell.id}  steps={cell.spec.steps}  -> {cell.run_dir}{parent}")
+            print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
+            return 0
+        backend = make_backend(args.backend, args.jobs, parse_option_pairs(args.backend_option))
+        view = GridView(grid.name, enabled=not args.quiet)
+        runner = GridRunner(grid, backend, retries=args.retries, view=view)
+        try:
+            summary = runner.run()
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: running cells were stopped at their last checkpoint; rerun the same "
+                  f"command to resume ({grid.out_dir / 'grid.json'})", file=sys.stderr)
+            return 130
+        failed = [c for c in summary["cells"] if c["status"] in ("failed", "blocked")]
+        for cell in failed:
+            print(f"FAILED {cell['id']}: {cell['error']}\n  log: {cell['run_dir']}/cell.log", file=sys.stderr)
+        if not args.no_leaderboard:
+            files = build_leaderboard(grid.out_dir / "runs", grid.out_dir / "leaderboard", title=grid.name)
+            print(f"leaderboard: {files['markdown']} (also {files['html'].name}, .csv, .tex, plots)")
+        print(json.dumps({"grid": grid.name, "counts": summary["counts"], "results": str(grid.out_dir)}))
+        return 1 if failed else 0
+
+    return handle
+
+
+@command("leaderboard", "aggregate the run records under a folder into leaderboard tables and plots")
+def _leaderboard(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("runs", help="folder with run records (searched recursively)")
+    p.add_argument("--out", help="where to write the files (default: <runs>/leaderboard)")
+    p.add_argument("--title")
+    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+
+    def handle(args: argparse.Namespace) -> int:
+        from llmexplore.benchmarks.leaderboard import build_leaderboard
+
+        runs = Path(args.runs)
+        if not runs.is_dir():
+            raise ConfigError(f"{runs} is not a folder")
+        files = build_leaderboard(runs, Path(args.out) if args.out else runs / "leaderboard", title=args.title,
+                                  reps=args.bootstrap)
+        for kind, path in files.items():
+            print(f"{kind}: {path}")
+        return 0
+
+    return handle

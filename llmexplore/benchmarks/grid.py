@@ -1,0 +1,343 @@
+"""Grid files: methods x tasks x seeds x settings, expanded into validated cells.
+
+A grid file (YAML) has a ``name``, optional ``suite`` (protocol, tasks, budget,
+resources), ``defaults`` (run-spec fields for every cell) and ``blocks``; each block
+expands independently and the grid is their union:
+
+    blocks:
+      - set:  {method: rnd}                       # fixed values
+        vary: {task: [nethack:score, crafter:reward-free], seed: [0, 1]}   # cartesian product
+        tied:                                      # alternatives that set several keys together
+          - {label: motif-gold, method_options.reward_model: models/gold}
+          - {label: motif-combat, method_options.reward_model: models/combat}
+
+Keys may be dotted (``train.batch_size``). Without ``blocks``, top-level ``set``, ``vary``
+and ``tied`` form one block. Validation reports every problem of the file at once, each
+with its line, before anything runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from llmexplore.benchmarks import yaml_lines
+from llmexplore.benchmarks.spec import ParentSpec, RunSpec, resolve, validation_problems
+from llmexplore.errors import ConfigError
+from llmexplore.lm.config import LMConfig
+
+TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary", "tied", "lm", "output"}
+BLOCK_KEYS = {"set", "vary", "tied", "name"}
+Protocol = Literal["reward-free", "with-reward", "pretrain-finetune"]
+
+
+class Resources(BaseModel):
+    """What one cell needs; backends that schedule (Ray, SLURM) honour it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpus: int = Field(1, ge=1)
+    gpus: float = Field(0, ge=0)
+    memory_gb: float = Field(4, gt=0)
+    time_minutes: int = Field(60, ge=1, description="wall-clock limit per cell (SLURM)")
+
+
+class Finetune(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    steps: int | None = Field(None, gt=0)
+    method: str = "none"
+    reset: list[str] = Field(default_factory=list)
+    ext_coef: float | None = Field(None, ge=0)
+
+
+class Suite(BaseModel):
+    """A benchmark protocol: which tasks, what budget, how runs relate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    protocol: Protocol = "with-reward"
+    tasks: list[str] = Field(default_factory=list)
+    steps: int | None = Field(None, gt=0)
+    metrics: list[str] = Field(default_factory=list, description="leaderboard columns beyond each task's metric")
+    finetune: Finetune | None = None
+    resources: Resources = Field(default_factory=Resources)
+
+
+@dataclass
+class Cell:
+    """One run of a grid."""
+
+    id: str
+    spec: RunSpec
+    run_dir: Path
+    resources: Resources
+    lines: dict[str, int] = field(default_factory=dict)
+    parent_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.spec.label or self.spec.method
+
+
+@dataclass
+class Grid:
+    name: str
+    path: Path
+    out_dir: Path
+    suite: Suite
+    cells: list[Cell]
+    lm: LMConfig | None = None
+    description: str = ""
+
+    def cell(self, cell_id: str) -> Cell:
+        return next(c for c in self.cells if c.id == cell_id)
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("_") or "x"
+
+
+def cell_id(label: str, task: str, seed: int) -> str:
+    return f"{label}/{task}/seed{seed}"
+
+
+def cell_dir(out_dir: Path, label: str, task: str, seed: int) -> Path:
+    return out_dir / "runs" / safe_name(label) / safe_name(task.replace(":", "-")) / f"seed{seed}"
+
+
+class _Problems:
+    def __init__(self, path: Path):
+        self.path = path
+        self.items: list[tuple[int, str]] = []
+
+    def add(self, line: int, message: str) -> None:
+        item = (line, message)
+        if item not in self.items:
+            self.items.append(item)
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        lines = [f"{self.path}:{line}: {msg}" if line else f"{self.path}: {msg}" for line, msg in sorted(self.items)]
+        count = len(lines)
+        raise ConfigError(f"{count} problem{'s' if count > 1 else ''} in grid file:\n" + "\n".join(lines),
+                          problems=[("", line) for line in lines])
+
+
+def _set_dotted(target: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+        if not isinstance(target, dict):
+            raise ConfigError(f"'{key}': '{part}' is not a mapping")
+    target[parts[-1]] = copy.deepcopy(yaml_lines.plain(value))
+
+
+def _apply(cell: dict, lines: dict[str, int], values: dict, line_source: Any, problems: _Problems) -> None:
+    for key, value in values.items():
+        line = yaml_lines.line_of(line_source, key)
+        try:
+            if isinstance(value, dict) and "." not in key and isinstance(cell.get(key), dict):
+                merged = copy.deepcopy(cell[key])
+                for sub_key, sub_value in value.items():
+                    _set_dotted(merged, sub_key, sub_value)
+                cell[key] = merged
+            else:
+                _set_dotted(cell, key, value)
+        except ConfigError as exc:
+            problems.add(line, str(exc))
+            continue
+        lines[key.split(".")[0]] = line
+
+
+def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
+    """Parse, expand and validate a grid file; raise one ConfigError listing every problem."""
+    path = Path(path)
+    data = yaml_lines.load(path)
+    problems = _Problems(path)
+    for key in data:
+        if key not in TOP_KEYS:
+            problems.add(yaml_lines.line_of(data, key), f"unknown key '{key}' (valid: {', '.join(sorted(TOP_KEYS))})")
+    name = data.get("name") or path.stem
+    out = Path(out_dir) if out_dir else Path(data.get("output") or Path("results") / safe_name(str(name)))
+    out = out.expanduser().resolve()
+    suite = _parse_model(Suite, data.get("suite") or {}, data, "suite", problems) or Suite()
+    lm = _parse_model(LMConfig, data["lm"], data, "lm", problems) if "lm" in data else None
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        problems.add(yaml_lines.line_of(data, "defaults"), "'defaults' must be a mapping of run-spec fields")
+        defaults = {}
+
+    blocks = data.get("blocks")
+    if blocks is None:
+        blocks = yaml_lines.LineList([{k: data[k] for k in ("set", "vary", "tied") if k in data}])
+        blocks.lines, blocks.line = [data.line], data.line
+    elif not isinstance(blocks, list):
+        problems.add(yaml_lines.line_of(data, "blocks"), "'blocks' must be a list of blocks")
+        blocks = []
+
+    raw_cells: list[tuple[dict, dict[str, int]]] = []
+    for b, block in enumerate(blocks):
+        block_line = yaml_lines.line_of(blocks, b)
+        if not isinstance(block, dict):
+            problems.add(block_line, "a block must be a mapping with 'set', 'vary' and/or 'tied'")
+            continue
+        for key in block:
+            if key not in BLOCK_KEYS:
+                problems.add(yaml_lines.line_of(block, key), f"unknown block key '{key}' (valid: set, vary, tied)")
+        raw_cells.extend(_expand_block(block, block_line, defaults, data, suite, lm, problems))
+
+    cells = _make_cells(raw_cells, out, suite, path, problems)
+    problems.raise_if_any()
+    return Grid(name=str(name), path=path, out_dir=out, suite=suite, cells=cells, lm=lm,
+                description=str(data.get("description") or ""))
+
+
+def _parse_model(model: type[BaseModel], value: Any, parent: Any, key: str, problems: _Problems):
+    line = yaml_lines.line_of(parent, key)
+    try:
+        return model(**yaml_lines.plain(value))
+    except TypeError:
+        problems.add(line, f"'{key}' must be a mapping")
+    except ValidationError as exc:
+        for where, message in validation_problems(exc):
+            sub_line = yaml_lines.line_of(value, where.split(".")[0], line) if isinstance(value, dict) else line
+            problems.add(sub_line, f"{key}.{where}: {message}")
+    return None
+
+
+def _expand_block(block: dict, block_line: int, defaults: dict, data: Any, suite: Suite, lm: LMConfig | None,
+                  problems: _Problems) -> list[tuple[dict, dict[str, int]]]:
+    fixed = block.get("set") or {}
+    vary = block.get("vary") or {}
+    tied = block.get("tied") or [{}]
+    if not isinstance(fixed, dict):
+        problems.add(yaml_lines.line_of(block, "set"), "'set' must be a mapping")
+        fixed = {}
+    if not isinstance(vary, dict):
+        problems.add(yaml_lines.line_of(block, "vary"), "'vary' must be a mapping of lists")
+        vary = {}
+    for key, values in list(vary.items()):
+        if not isinstance(values, list) or not values:
+            problems.add(yaml_lines.line_of(vary, key), f"vary.{key} must be a non-empty list")
+            vary.pop(key)
+    if not isinstance(tied, list) or not all(isinstance(t, dict) for t in tied):
+        problems.add(yaml_lines.line_of(block, "tied"), "'tied' must be a list of mappings")
+        tied = [{}]
+
+    out = []
+    keys = list(vary)
+    for combo in itertools.product(*(list(enumerate(vary[k])) for k in keys)):
+        for t_index, alternative in enumerate(tied):
+            cell: dict[str, Any] = {}
+            lines: dict[str, int] = {}
+            if lm is not None:
+                cell["lm"] = lm.model_dump(exclude_defaults=True)
+                lines["lm"] = yaml_lines.line_of(data, "lm")
+            _apply(cell, lines, defaults, defaults, problems)
+            _apply(cell, lines, fixed, fixed, problems)
+            for key, (index, value) in zip(keys, combo):
+                _apply(cell, lines, {key: value}, _ItemLines(yaml_lines.line_of(vary[key], index)), problems)
+            if alternative:
+                _apply(cell, lines, alternative, alternative, problems)
+            if "steps" not in cell and suite.steps:
+                cell["steps"] = suite.steps
+            lines.setdefault("__block__", block_line)
+            if "task" not in cell and suite.tasks:
+                for task in suite.tasks:
+                    out.append(({**copy.deepcopy(cell), "task": task}, {**lines, "task": yaml_lines.line_of(data, "suite")}))
+            else:
+                out.append((cell, lines))
+    return out
+
+
+class _ItemLines:
+    """Line lookup for one item of a ``vary`` list, under the varied key's name."""
+
+    def __init__(self, line: int):
+        self.line = line
+        self.lines: dict = {}
+
+
+def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite, path: Path,
+                problems: _Problems) -> list[Cell]:
+    cells: list[Cell] = []
+    seen: dict[str, int] = {}
+
+    def line_for(lines: dict[str, int], field_name: str) -> int:
+        return lines.get(field_name.split(".")[0], lines.get("__block__", 0))
+
+    for values, lines in raw:
+        if suite.protocol in ("reward-free", "pretrain-finetune"):
+            if values.get("ext_coef", 0) != 0:
+                problems.add(line_for(lines, "ext_coef"),
+                             f"the {suite.protocol} protocol trains without extrinsic reward: ext_coef must be 0")
+            values["ext_coef"] = 0.0
+        try:
+            spec = RunSpec.parse(values, "cell")
+        except ConfigError as exc:
+            for where, message in exc.problems:
+                problems.add(line_for(lines, where), f"{where}: {message}")
+            continue
+        cell = _cell(spec, out, suite, lines)
+        if not _check_cell(cell, line_for, problems, seen):
+            continue
+        cells.append(cell)
+        if suite.protocol == "pretrain-finetune":
+            child = _finetune_cell(cell, suite, out, lines)
+            if child is not None and _check_cell(child, line_for, problems, seen):
+                cells.append(child)
+    if suite.protocol == "pretrain-finetune" and suite.finetune is None:
+        problems.add(0, "suite.protocol 'pretrain-finetune' needs a suite.finetune section (task, steps)")
+    if not cells and not problems.items:
+        problems.add(0, "the grid expands to no cells")
+    return cells
+
+
+def _cell(spec: RunSpec, out: Path, suite: Suite, lines: dict[str, int], parent_id: str | None = None) -> Cell:
+    label = spec.label or spec.method
+    return Cell(id=cell_id(label, spec.task, spec.seed), spec=spec, run_dir=cell_dir(out, label, spec.task, spec.seed),
+                resources=suite.resources, lines=lines, parent_id=parent_id)
+
+
+def _check_cell(cell: Cell, line_for, problems: _Problems, seen: dict[str, int]) -> bool:
+    try:
+        resolve(cell.spec, check_parent=cell.parent_id is None)
+    except ConfigError as exc:
+        for where, message in exc.problems:
+            problems.add(line_for(cell.lines, where or "method"), message)
+        return False
+    line = cell.lines.get("__block__", 0)
+    if cell.id in seen:
+        problems.add(line, f"cell {cell.id} appears twice (first from line {seen[cell.id]}); give cells "
+                           f"distinct labels, e.g. `label: {cell.label}-variant`")
+        return False
+    seen[cell.id] = line
+    return True
+
+
+def _finetune_cell(parent: Cell, suite: Suite, out: Path, lines: dict[str, int]) -> Cell | None:
+    ft = suite.finetune
+    if ft is None:
+        return None
+    values = parent.spec.model_dump(exclude={"parent", "method_options", "int_coef", "ext_coef"})
+    values.update(
+        task=ft.task,
+        method=ft.method,
+        steps=ft.steps or parent.spec.steps,
+        label=f"{parent.label}+finetune",
+        parent=ParentSpec(run_dir=str(parent.run_dir), reset=list(ft.reset)).model_dump(),
+    )
+    if ft.ext_coef is not None:
+        values["ext_coef"] = ft.ext_coef
+    spec = RunSpec.parse(values, "finetune cell")
+    return _cell(spec, out, suite, lines, parent_id=parent.id)

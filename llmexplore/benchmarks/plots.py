@@ -1,0 +1,62 @@
+"""Learning curves with confidence bands, and Crafter achievement bars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from llmexplore.benchmarks.aggregate import Run, learning_curves  # noqa: E402
+
+
+def plot_curves(runs: list[Run], task: str, metric: str, path: Path) -> Path | None:
+    panels = [("metric", metric), ("episode_return", "episode return"), ("intrinsic_return", "intrinsic return")]
+    data = [(title, learning_curves(runs, task, key)) for key, title in panels]
+    data = [(title, curves) for title, curves in data if any(len(df) for df in curves.values())]
+    if not data:
+        return None
+    fig, axes = plt.subplots(1, len(data), figsize=(5 * len(data), 3.6), squeeze=False)
+    for ax, (title, curves) in zip(axes[0], data):
+        for label, df in curves.items():
+            if df.empty:
+                continue
+            line, = ax.plot(df["env_steps"], df["mean"], label=label)
+            ax.fill_between(df["env_steps"], df["low"], df["high"], color=line.get_color(), alpha=0.2)
+        ax.set_xlabel("env steps")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"{task} (mean over seeds, 95% bootstrap band)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_achievements(table: pd.DataFrame, task: str, path: Path) -> Path | None:
+    rows = table[table["task"] == task]
+    if rows.empty:
+        return None
+    names = [c for c in rows.columns if c not in ("task", "label", "seeds")]
+    fig, ax = plt.subplots(figsize=(12, 4))
+    width = 0.8 / len(rows)
+    x = np.arange(len(names))
+    for i, (_, row) in enumerate(rows.iterrows()):
+        values = [max(row[n], 0.01) for n in names]  # log scale: show zero as the floor
+        ax.bar(x + i * width, values, width, label=row["label"])
+    ax.set_yscale("log")
+    ax.set_ylim(0.01, 100)
+    ax.set_ylabel("success rate (%)")
+    ax.set_xticks(x + width * (len(rows) - 1) / 2)
+    ax.set_xticklabels([n.replace("_", " ") for n in names], rotation=60, ha="right", fontsize=8)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{task}: achievement success rates (% of training episodes)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

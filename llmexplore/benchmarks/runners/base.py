@@ -1,0 +1,300 @@
+"""What every grid backend provides, and the one orchestrator they all share.
+
+A backend only knows how to start a cell somewhere (a local process, a Ray task, a SLURM
+job), poll it, and cancel it. Everything else — skipping complete cells, ordering
+parents before children, bounded retries, the progress view, the grid summary, clean
+cancellation — lives in ``GridRunner`` so that all backends behave the same. A cell
+always runs as ``llmexplore run --config <run_dir>/spec.yaml --out <run_dir>``, which is
+itself resumable, so a retried or requeued cell continues from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+
+from llmexplore.atomic import atomic_write_json, atomic_write_text
+from llmexplore.benchmarks.grid import Cell, Grid
+from llmexplore.benchmarks.record import read_record
+from llmexplore.errors import UserError
+
+CELL_LOG = "cell.log"
+SPEC_FILE = "spec.yaml"
+SUMMARY_FILE = "grid.json"
+
+
+def cell_command(cell: Cell) -> list[str]:
+    """The command a backend runs for a cell (on any machine that sees the run directory)."""
+    return [sys.executable, "-m", "llmexplore", "run", "--config", str(cell.run_dir / SPEC_FILE),
+            "--out", str(cell.run_dir), "--quiet"]
+
+
+def write_cell_spec(cell: Cell) -> None:
+    cell.run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(cell.run_dir / SPEC_FILE, yaml.safe_dump(cell.spec.model_dump(mode="json"), sort_keys=False))
+
+
+class CellJob(ABC):
+    """A running cell."""
+
+    @abstractmethod
+    def poll(self) -> int | None:
+        """The exit code once the cell has finished, else None."""
+
+    @abstractmethod
+    def cancel(self, grace_seconds: float) -> None:
+        """Ask the cell to stop (it checkpoints), and make sure it is gone after the grace time."""
+
+
+class GridBackend(ABC):
+    name: ClassVar[str]
+
+    @property
+    @abstractmethod
+    def capacity(self) -> int:
+        """How many cells may run at once."""
+
+    @abstractmethod
+    def start(self, cell: Cell, attempt: int) -> CellJob:
+        """Start a cell whose spec file is written."""
+
+    def check(self, grid: Grid) -> None:
+        """Raise a UserError before anything starts if this backend cannot run the grid."""
+
+    def close(self) -> None:
+        """Release what the backend holds (clusters, executors)."""
+
+
+@dataclass
+class CellState:
+    cell: Cell
+    status: str = "pending"  # pending | skipped | running | complete | failed | blocked | interrupted
+    attempts: int = 0
+    job: CellJob | None = None
+    started: float = 0.0
+    seconds: float = 0.0
+    error: str | None = None
+    log_tail: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+class GridRunner:
+    """Runs a grid's cells on a backend: skip complete, respect parents, retry, report."""
+
+    def __init__(self, grid: Grid, backend: GridBackend, retries: int = 1, view: "GridView | None" = None,
+                 poll_seconds: float = 0.5, cancel_grace_seconds: float = 60.0):
+        self.grid = grid
+        self.backend = backend
+        self.retries = retries
+        self.poll_seconds = poll_seconds
+        self.cancel_grace = cancel_grace_seconds
+        self.states = {c.id: CellState(c) for c in grid.cells}
+        self.view = view or GridView(grid.name, enabled=False)
+        self.started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+    # -- main loop -----------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        self.backend.check(self.grid)
+        for state in self.states.values():
+            if _is_complete(state.cell):
+                state.status = "skipped"
+        self._write_summary()
+        try:
+            while not self._finished():
+                self._start_ready_cells()
+                self._collect_finished()
+                self.view.update(self.states.values())
+                time.sleep(self.poll_seconds)
+            self.view.update(self.states.values())
+        except KeyboardInterrupt:
+            self._cancel_running()
+            self._write_summary(interrupted=True)
+            self.view.close()
+            raise
+        finally:
+            self.backend.close()
+        self.view.close()
+        return self._write_summary()
+
+    def _finished(self) -> bool:
+        return all(s.status in ("skipped", "complete", "failed", "blocked") for s in self.states.values())
+
+    def _running(self) -> list[CellState]:
+        return [s for s in self.states.values() if s.status == "running"]
+
+    def _start_ready_cells(self) -> None:
+        started = False
+        for state in self.states.values():
+            if len(self._running()) >= self.backend.capacity:
+                break
+            if state.status != "pending":
+                continue
+            parent = self.states.get(state.cell.parent_id) if state.cell.parent_id else None
+            if parent is not None:
+                if parent.status in ("failed", "blocked"):
+                    state.status, state.error = "blocked", f"parent cell {parent.cell.id} failed"
+                    continue
+                if parent.status not in ("complete", "skipped"):
+                    continue
+            write_cell_spec(state.cell)
+            state.attempts += 1
+            state.started = time.time()
+            state.job = self.backend.start(state.cell, state.attempts)
+            state.status = "running"
+            started = True
+        if started:
+            self._write_summary()
+
+    def _collect_finished(self) -> None:
+        for state in self._running():
+            code = state.job.poll()
+            if code is None:
+                continue
+            state.seconds += time.time() - state.started
+            state.job = None
+            if _is_complete(state.cell):
+                state.status = "complete"
+                state.history.append({"attempt": state.attempts, "exit_code": code, "status": "complete"})
+            else:
+                state.error, state.log_tail = _failure_details(state.cell, code)
+                state.history.append({"attempt": state.attempts, "exit_code": code, "error": state.error})
+                state.status = "pending" if state.attempts <= self.retries else "failed"
+            self._write_summary()
+
+    def _cancel_running(self) -> None:
+        running = self._running()
+        for state in running:
+            state.job.cancel(self.cancel_grace)
+        for state in running:
+            state.status = "interrupted"
+            state.job = None
+
+    # -- summary -------------------------------------------------------------------------------
+    def _write_summary(self, interrupted: bool = False) -> dict[str, Any]:
+        cells = []
+        for state in self.states.values():
+            cells.append({
+                "id": state.cell.id,
+                "run_dir": str(state.cell.run_dir),
+                "status": state.status,
+                "attempts": state.attempts,
+                "seconds": round(state.seconds, 1),
+                "parent": state.cell.parent_id,
+                "error": state.error,
+                "log_tail": state.log_tail,
+                "history": state.history,
+            })
+        counts: dict[str, int] = {}
+        for c in cells:
+            counts[c["status"]] = counts.get(c["status"], 0) + 1
+        summary = {
+            "schema": "llmexplore.grid",
+            "schema_version": 1,
+            "name": self.grid.name,
+            "grid_file": str(self.grid.path),
+            "backend": self.backend.name,
+            "started_at": self.started_at,
+            "interrupted": interrupted,
+            "counts": counts,
+            "cells": cells,
+        }
+        atomic_write_json(self.grid.out_dir / SUMMARY_FILE, summary)
+        return summary
+
+
+def _is_complete(cell: Cell) -> bool:
+    try:
+        return read_record(cell.run_dir).status == "complete"
+    except UserError:
+        return False
+
+
+def _failure_details(cell: Cell, exit_code: int) -> tuple[str, str]:
+    """Why a cell did not complete: its record's error, else the tail of its log."""
+    tail = log_tail(cell.run_dir / CELL_LOG)
+    try:
+        record = read_record(cell.run_dir)
+        if record.error:
+            return record.error.get("message", f"exit code {exit_code}"), record.error.get("log_tail") or tail
+        return f"run ended with status '{record.status}' (exit code {exit_code})", tail
+    except UserError:
+        return f"exit code {exit_code} before a run record was written", tail
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class GridView:
+    """Cells done/running/failed and an ETA: a live table on a terminal, lines otherwise."""
+
+    def __init__(self, title: str, enabled: bool = True, stream=None):
+        self.title = title
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self._live = None
+        self._last_line = ""
+        self._t0 = time.time()
+        if enabled and self.stream.isatty():
+            from rich.live import Live
+
+            self._live = Live(refresh_per_second=2, transient=False)
+            self._live.start()
+
+    def update(self, states) -> None:
+        if not self.enabled:
+            return
+        states = list(states)
+        counts: dict[str, int] = {}
+        for s in states:
+            counts[s.status] = counts.get(s.status, 0) + 1
+        done = counts.get("complete", 0) + counts.get("skipped", 0)
+        finished_times = [s.seconds for s in states if s.status == "complete" and s.seconds > 0]
+        running = [s for s in states if s.status == "running"]
+        remaining = counts.get("pending", 0) + len(running)
+        eta = ""
+        if finished_times and remaining:
+            per_cell = sum(finished_times) / len(finished_times)
+            eta = f", ETA {_fmt_seconds(per_cell * remaining / max(len(running), 1))}"
+        line = (f"[{self.title}] {done}/{len(states)} done, {len(running)} running, "
+                f"{counts.get('failed', 0)} failed, {counts.get('pending', 0)} queued{eta}")
+        if self._live is not None:
+            from rich.table import Table
+
+            table = Table(title=line, show_header=True)
+            table.add_column("running cell")
+            table.add_column("env steps", justify="right")
+            table.add_column("attempt", justify="right")
+            for s in running:
+                table.add_row(s.cell.id, _progress_of(s.cell), str(s.attempts))
+            self._live.update(table)
+        elif line != self._last_line:
+            self._last_line = line
+            print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+
+def _progress_of(cell: Cell) -> str:
+    try:
+        record = read_record(cell.run_dir)
+        return f"{record.env_steps:,}/{record.budget:,}"
+    except UserError:
+        return "starting"
+
+
+def _fmt_seconds(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"

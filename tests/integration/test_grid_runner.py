@@ -1,0 +1,134 @@
+"""The local grid runner as a user runs it (slow: trains small agents)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from llmexplore.benchmarks.record import read_record
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGINS = REPO / "tests" / "helpers" / "plugins"
+pytestmark = pytest.mark.slow
+
+SMALL = "train: {envs_per_worker: 8, batch_size: 512}"
+
+
+def grid_file(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "grid.yaml"
+    path.write_text(textwrap.dedent(body).lstrip())
+    return path
+
+
+def cli_env() -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(PLUGINS)]))
+
+
+def run_grid(path: Path, out: Path, *extra: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "llmexplore", "grid", str(path), "--out", str(out), "--quiet", *extra],
+                          capture_output=True, text=True, env=cli_env(), timeout=timeout)
+
+
+def records(out: Path) -> dict[str, object]:
+    """cell id -> record, for every run directory under the grid's output."""
+    return {rec.cell: rec for rec in (read_record(p.parent) for p in (out / "runs").rglob("run.json"))}
+
+
+def run_dirs(out: Path) -> dict[str, Path]:
+    return {read_record(p.parent).cell: p.parent for p in (out / "runs").rglob("run.json")}
+
+
+def test_interrupted_grid_resumes_without_redoing_complete_cells(tmp_path):
+    path = grid_file(tmp_path, f"""
+        name: resume
+        defaults: {{steps: 16384, {SMALL}}}
+        vary: {{method: [none, rnd], seed: [0, 1]}}
+        set: {{task: nethack:score}}
+    """)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "llmexplore", "grid", str(path), "--out", str(out), "--jobs", "2",
+                             "--quiet", "--no-leaderboard"], env=cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 600
+    while time.time() < deadline:
+        done = [r for r in records(out).values() if r.status == "complete"] if (out / "runs").exists() else []
+        running = [r for r in records(out).values() if r.status == "running"] if (out / "runs").exists() else []
+        if done and running:
+            break
+        time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("never saw one cell complete while another ran")
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 130, stderr[-2000:]
+    summary = json.loads((out / "grid.json").read_text())
+    assert summary["interrupted"] is True
+    before = {cell: rec for cell, rec in records(out).items() if rec.status == "complete"}
+    assert before
+
+    result = run_grid(path, out, "--jobs", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    after = records(out)
+    assert len(after) == 4 and all(r.status == "complete" for r in after.values())
+    for cell, record in before.items():
+        assert after[cell].sessions == record.sessions, f"{cell} was redone"
+    for cell, run_dir in run_dirs(out).items():
+        steps = [json.loads(line)["env_steps"] for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+        assert steps == sorted(steps), f"{cell}: episodes logged twice"
+    leaderboard = out / "leaderboard"
+    assert not leaderboard.exists()
+
+
+def test_a_cell_that_always_fails_is_reported_and_the_others_finish(tmp_path):
+    path = grid_file(tmp_path, f"""
+        name: failing
+        defaults: {{steps: 4096, task: nethack:score, {SMALL}}}
+        vary: {{method: [none, test-exploding, test-steady]}}
+    """)
+    out = tmp_path / "out"
+    result = run_grid(path, out, "--jobs", "2", "--retries", "1")
+    assert result.returncode == 1
+    summary = json.loads((out / "grid.json").read_text())
+    by_id = {c["id"]: c for c in summary["cells"]}
+    failed = by_id["test-exploding/nethack:score/seed0"]
+    assert failed["status"] == "failed" and failed["attempts"] == 2
+    assert "always fails" in (failed["error"] or "") + (failed["log_tail"] or "")
+    assert by_id["none/nethack:score/seed0"]["status"] == "complete"
+    assert by_id["test-steady/nethack:score/seed0"]["status"] == "complete"
+    assert "FAILED test-exploding/nethack:score/seed0" in result.stderr
+    # the leaderboard is built from what finished and lists the failure
+    md = (out / "leaderboard" / "leaderboard.md").read_text()
+    assert "test-steady" in md and "Incomplete runs" in md and "failed" in md
+
+
+def test_leaderboard_files_and_html_links(tmp_path):
+    path = grid_file(tmp_path, f"""
+        name: board
+        defaults: {{steps: 4096, {SMALL}}}
+        vary: {{method: [none, rnd], seed: [0, 1], task: [nethack:score, crafter:reward-free]}}
+    """)
+    out = tmp_path / "out"
+    result = run_grid(path, out, "--jobs", "2", timeout=1500)
+    assert result.returncode == 0, result.stderr[-3000:]
+    board = out / "leaderboard"
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.tex", "index.html",
+                 "curves_nethack-score.png", "curves_crafter-reward-free.png", "achievements_crafter-reward-free.png"):
+        assert (board / name).is_file(), name
+    html = (board / "index.html").read_text()
+    import re
+
+    for src in re.findall(r"src='([^']+)'", html):
+        assert (board / src).is_file()
+    csv = (board / "leaderboard.csv").read_text()
+    assert "published" in csv and "Plan2Explore" in csv
+    md = (board / "leaderboard.md").read_text()
+    assert "Published results (not run here)" in md and "Aggregate across tasks" in md

@@ -1,0 +1,126 @@
+"""Grid files: expansion into cells, and validation that names every problem with its line."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from llmexplore.benchmarks.grid import load_grid
+from llmexplore.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "grid.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def test_cartesian_product_with_tied_alternatives_and_dotted_keys(tmp_path):
+    grid = load_grid(write(tmp_path, """
+        name: g
+        defaults: {steps: 8192, train: {batch_size: 1024, envs_per_worker: 16}}
+        blocks:
+          - vary: {method: [none, rnd], seed: [0, 1, 2]}
+            set: {task: nethack:score}
+          - set: {method: rnd, task: crafter:reward-free}
+            tied:
+              - {label: rnd-fast, method_options.lr: 0.001, train.batch_size: 512}
+              - {label: rnd-slow, method_options.lr: 0.00001}
+    """), out_dir=tmp_path / "out")
+    ids = [c.id for c in grid.cells]
+    assert len(ids) == 8 and len(set(ids)) == 8
+    fast = grid.cell("rnd-fast/crafter:reward-free/seed0")
+    assert fast.spec.method_options == {"lr": 0.001}
+    assert fast.spec.train.batch_size == 512 and fast.spec.train.envs_per_worker == 16
+    assert grid.cell("rnd-slow/crafter:reward-free/seed0").spec.train.batch_size == 1024
+    assert fast.run_dir == tmp_path / "out" / "runs" / "rnd-fast" / "crafter-reward-free" / "seed0"
+
+
+def test_every_problem_is_reported_with_its_line(tmp_path):
+    path = write(tmp_path, """
+        name: bad
+        colour: blue
+        defaults: {steps: 100000}
+        blocks:
+          - vary:
+              method: [none, rnnd]
+              task: [nethack:score, crafter:reward-free]
+          - set: {method: rnd, task: nethack:oracle, steps: 100}
+          - set: {method: rnd, task: nethack:score, method_options: {lr: -1}}
+          - set: {method: none, task: nethack:nope}
+    """)
+    with pytest.raises(ConfigError) as err:
+        load_grid(path)
+    text = str(err.value)
+    assert f"{path}:2: unknown key 'colour'" in text
+    assert f"{path}:6: unknown method 'rnnd'" in text
+    assert f"{path}:8:" in text and "smaller than one training batch" in text
+    assert f"{path}:9:" in text and "lr: Input should be greater than 0" in text
+    assert f"{path}:10: unknown task 'nethack:nope'" in text
+    assert text.count("unknown method 'rnnd'") == 1  # one report, not one per crossed cell
+
+
+def test_duplicate_cells_and_bad_structure(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_grid(write(tmp_path, """
+            name: dup
+            defaults: {steps: 8192}
+            blocks:
+              - set: {method: none, task: nethack:score}
+              - set: {method: none, task: nethack:score, ext_coef: 1.0}
+              - vary: {seed: 3}
+        """))
+    text = str(err.value)
+    assert "appears twice" in text and "distinct labels" in text
+    assert ":6: vary.seed must be a non-empty list" in text
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"grid.yaml:4: not valid YAML.*flow mapping at line 3"):
+        load_grid(write(tmp_path, "name: x\nblocks:\n  - set: {method: none\n"))
+
+
+def test_reward_free_protocol_forces_and_checks_ext_coef(tmp_path):
+    grid = load_grid(write(tmp_path, """
+        name: rf
+        suite: {protocol: reward-free, tasks: [crafter:reward-free, nethack:score], steps: 8192}
+        vary: {method: [none, rnd]}
+    """))
+    assert {c.spec.task for c in grid.cells} == {"crafter:reward-free", "nethack:score"}
+    assert all(c.spec.ext_coef == 0.0 for c in grid.cells)
+    with pytest.raises(ConfigError, match="ext_coef must be 0"):
+        load_grid(write(tmp_path, """
+            name: rf
+            suite: {protocol: reward-free, tasks: [nethack:score], steps: 8192}
+            set: {method: none, ext_coef: 0.1}
+        """))
+
+
+def test_pretrain_finetune_links_each_finetune_cell_to_its_parent(tmp_path):
+    grid = load_grid(write(tmp_path, """
+        name: pf
+        suite:
+          protocol: pretrain-finetune
+          tasks: [crafter:reward-free]
+          steps: 8192
+          finetune: {task: crafter:reward, steps: 4096, reset: [critic]}
+        vary: {method: [rnd], seed: [0, 1]}
+    """))
+    children = [c for c in grid.cells if c.parent_id]
+    assert len(children) == 2
+    for child in children:
+        parent = grid.cell(child.parent_id)
+        assert child.spec.parent.run_dir == str(parent.run_dir)
+        assert child.spec.parent.reset == ["critic"]
+        assert child.spec.task == "crafter:reward" and child.spec.method == "none"
+        assert child.spec.seed == parent.spec.seed
+
+
+@pytest.mark.parametrize("name", ["quickstart.yaml", "crafter.yaml", "nethack.yaml"])
+def test_shipped_grids_validate(name):
+    grid = load_grid(REPO / "configs" / name)
+    assert grid.cells
