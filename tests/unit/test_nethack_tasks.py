@@ -207,3 +207,16 @@ def test_missing_balrog_table_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(DataError, match="BALROG"):
         load_table()
     load_table.cache_clear()
+
+
+def test_crop_is_centred_and_blank_beyond_the_edges():
+    from llmexplore.envs.nethack.adapter import CROP, crop_around
+
+    chars = np.arange(21 * 79, dtype=np.int64).reshape(21, 79) % 251
+    chars = chars.astype(np.uint8)
+    inner = crop_around(chars, 40, 10)
+    assert inner.shape == (CROP, CROP) and inner[4, 4] == chars[10, 40]
+    corner = crop_around(chars, 0, 0)
+    assert corner[4, 4] == chars[0, 0] and corner[0, 0] == ord(" ") and corner[8, 8] == chars[4, 4]
+    edge = crop_around(chars, 78, 20)
+    assert edge[4, 4] == chars[20, 78] and edge[8, 8] == ord(" ")

@@ -78,7 +78,6 @@ class NetHackEnv(gym.Env):
         self.action_space = self.nle.action_space
         self.action_names = [nethack_action_name(a) for a in ACTION_SETS[actions]]
         self._progress = ProgressionTracker(progression_table if progression_table is not None else load_table())
-        self._pad = np.full((_ROWS + CROP - 1, _COLS + CROP - 1), _MAP_BLANK, dtype=np.uint8)
         self._seed_base: int | None = None
         self._episode = 0
         self._last_raw: dict[str, np.ndarray] = {}
@@ -117,13 +116,10 @@ class NetHackEnv(gym.Env):
     def _obs(self, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self._last_raw = raw
         blstats = raw["blstats"]
-        x, y = int(blstats[nethack.NLE_BL_X]), int(blstats[nethack.NLE_BL_Y])
-        half = CROP // 2
-        self._pad[half : half + _ROWS, half : half + _COLS] = raw["chars"]
         obs = {
-            "message": raw["message"].copy(),
+            "message": raw["message"].copy(),  # NLE reuses its arrays between steps
             "blstats": blstats.astype(np.float32),
-            "crop": self._pad[y : y + CROP, x : x + CROP].copy(),
+            "crop": crop_around(raw["chars"], int(blstats[nethack.NLE_BL_X]), int(blstats[nethack.NLE_BL_Y])),
         }
         for key in self._extra_keys:
             obs[key] = raw[key].copy()
@@ -142,15 +138,18 @@ class NetHackEnv(gym.Env):
         if count_step:
             self._return += reward
             self._length += 1
-        b = raw["blstats"]
+        b = raw["blstats"].tolist()  # one conversion; indexing numpy scalars costs more per step
         if b[nethack.NLE_BL_HPMAX] <= 0:  # after the game ended blstats read zero: keep the last real ones
             return
-        depth, xl = int(b[nethack.NLE_BL_DEPTH]), int(b[nethack.NLE_BL_XP])
-        self._score = int(b[nethack.NLE_BL_SCORE])
-        self._gold = int(b[nethack.NLE_BL_GOLD])
-        self._max_depth = max(self._max_depth, depth)
-        self._max_dlvl = max(self._max_dlvl, int(b[nethack.NLE_BL_DLEVEL]))
-        self._max_xl = max(self._max_xl, xl)
+        depth, xl, dlvl = b[nethack.NLE_BL_DEPTH], b[nethack.NLE_BL_XP], b[nethack.NLE_BL_DLEVEL]
+        self._score = b[nethack.NLE_BL_SCORE]
+        self._gold = b[nethack.NLE_BL_GOLD]
+        if depth > self._max_depth:
+            self._max_depth = depth
+        if dlvl > self._max_dlvl:
+            self._max_dlvl = dlvl
+        if xl > self._max_xl:
+            self._max_xl = xl
         self._progress.update(depth, xl)
 
     def _episode_stats(self, info: Mapping[str, Any]) -> dict[str, float]:
@@ -169,6 +168,19 @@ class NetHackEnv(gym.Env):
         if "success" in info:
             stats["success"] = int(bool(info["success"]))
         return stats
+
+
+def crop_around(chars: np.ndarray, x: int, y: int) -> np.ndarray:
+    """The CROP x CROP characters centred on (x, y); blank beyond the map's edge."""
+    half = CROP // 2
+    top, left = y - half, x - half
+    if top >= 0 and left >= 0 and top + CROP <= _ROWS and left + CROP <= _COLS:
+        return chars[top : top + CROP, left : left + CROP].copy()
+    out = np.full((CROP, CROP), _MAP_BLANK, dtype=np.uint8)
+    r0, c0 = max(top, 0), max(left, 0)
+    r1, c1 = min(top + CROP, _ROWS), min(left + CROP, _COLS)
+    out[r0 - top : r1 - top, c0 - left : c1 - left] = chars[r0:r1, c0:c1]
+    return out
 
 
 def nethack_action_name(action: int) -> str:

@@ -39,6 +39,7 @@ SKIP_EXCEPTIONS = base.SKIP_EXCEPTIONS
 DESCEND_MESSAGE = b"You descend the stairs"
 EAT_PROMPT = b"What do you want to eat"
 _EAT_CHOICES = re.compile(rb"\[([a-zA-Z]+)")
+_EAT_FIRST_BYTE = EAT_PROMPT[0]
 
 #: ONI's extended action set: the 23 task actions plus cast, quaff, pray, pickup, pay.
 EXTENDED_ACTIONS = tuple(TASK_ACTIONS) + (
@@ -70,6 +71,7 @@ class NetHackScore(base.NLE):
         kwargs.setdefault("actions", TASK_ACTIONS)
         super().__init__(*args, **kwargs)
         self._y_action = ord("y")
+        self._keys = [int(a) for a in self.actions]  # IntEnum -> int once, not on every step
 
     # -- reward ---------------------------------------------------------------------------
     def _time_penalty(self, last_observation, observation) -> float:
@@ -85,9 +87,12 @@ class NetHackScore(base.NLE):
     # -- stepping ---------------------------------------------------------------------------
     def _translate_action(self, action: int) -> int:
         """Map the agent's action index to a keypress, answering the eat prompt if showing."""
-        key = int(self.actions[action])
-        message = bytes(self.last_observation[self._message_index])
-        if EAT_PROMPT in message:
+        key = self._keys[action]
+        raw = self.last_observation[self._message_index]
+        if raw[0] != _EAT_FIRST_BYTE:  # cheap test first: this runs on every step
+            return key
+        message = raw.tobytes()
+        if message.startswith(EAT_PROMPT):
             match = _EAT_CHOICES.search(message)
             if match and key == self._y_action:
                 return match.group(1)[0]

@@ -1,0 +1,113 @@
+"""Env steps/s of the raw simulators, our adapters, and full training with `none` and `rnd`.
+
+    PYTHONPATH=. python tests/perf/bench_training.py [--steps 200000] [--repeats 5]
+
+Targets (2-core CPU): adapter overhead <= 10% of raw env speed; training with `none` on
+NetHack >= 2,000 env steps/s with the default network; `rnd` costs <= 25% of `none`'s speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from tests.perf.common import median_rate, training_rate
+
+
+def nethack_raw(steps: int) -> float:
+    from nle.env.tasks import NetHackScore
+
+    env = NetHackScore(observation_keys=("message", "blstats", "chars"))
+    env.reset()
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
+    t = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = env.step(int(a))
+        if terminated or truncated:
+            env.reset()
+    rate = steps / (time.perf_counter() - t)
+    env.close()
+    return rate
+
+
+def nethack_adapter(steps: int) -> float:
+    from llmexplore.envs import make_adapter
+
+    env = make_adapter("nethack:score").make_env()
+    env.reset(seed=0)
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
+    t = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = env.step(int(a))
+        if terminated or truncated:
+            env.reset()
+    rate = steps / (time.perf_counter() - t)
+    env.close()
+    return rate
+
+
+def crafter_raw(steps: int) -> float:
+    import crafter
+
+    env = crafter.Env(seed=0)
+    env.reset()
+    actions = np.random.default_rng(0).integers(0, 17, steps)
+    t = time.perf_counter()
+    for a in actions:
+        _, _, done, _ = env.step(int(a))
+        if done:
+            env.reset()
+    return steps / (time.perf_counter() - t)
+
+
+def crafter_adapter(steps: int) -> float:
+    from llmexplore.envs import make_adapter
+
+    env = make_adapter("crafter:reward-free").make_env()
+    env.reset(seed=0)
+    actions = np.random.default_rng(0).integers(0, 17, steps)
+    t = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = env.step(int(a))
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - t)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--nethack-env-steps", type=int, default=20000)
+    parser.add_argument("--crafter-env-steps", type=int, default=3000)
+    parser.add_argument("--nethack-train-steps", type=int, default=200_000)
+    parser.add_argument("--crafter-train-steps", type=int, default=40_000)
+    parser.add_argument("--skip-training", action="store_true")
+    args = parser.parse_args()
+
+    print(f"# environment speed (random actions), median of {args.repeats}")
+    for name, raw, ours, steps in (("nethack:score", nethack_raw, nethack_adapter, args.nethack_env_steps),
+                                   ("crafter:reward-free", crafter_raw, crafter_adapter, args.crafter_env_steps)):
+        # interleave raw and adapter runs so machine noise hits both alike
+        raws, adapters = [], []
+        for _ in range(args.repeats):
+            raws.append(raw(steps))
+            adapters.append(ours(steps))
+        r, a = float(np.median(raws)), float(np.median(adapters))
+        print(f"{name:22s} raw {r:9,.0f} steps/s   adapter {a:9,.0f} steps/s   overhead {100 * (1 - a / r):5.1f}%"
+              f"   (raw runs {[round(x) for x in raws]}, adapter runs {[round(x) for x in adapters]})")
+
+    if args.skip_training:
+        return
+    print("\n# training speed (steady state, after the first quarter of the budget), median of 3")
+    for task, steps in (("nethack:score", args.nethack_train_steps), ("crafter:reward-free", args.crafter_train_steps)):
+        rates = {}
+        for method in ("none", "rnd"):
+            rates[method], runs = median_rate(lambda: training_rate(method, task, steps), 3)
+            print(f"{task:22s} {method:5s} {rates[method]:8,.0f} env steps/s  (runs {[round(x) for x in runs]})")
+        print(f"{task:22s} rnd/none = {rates['rnd'] / rates['none']:.2f} (cost {100 * (1 - rates['rnd'] / rates['none']):.0f}%)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""Helpers for the speed benchmarks: medians, steady-state training throughput."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from llmexplore.agents.training import train
+from llmexplore.benchmarks.spec import RunSpec, resolve
+
+
+def median_rate(fn: Callable[[], float], repeats: int) -> tuple[float, list[float]]:
+    """Median of ``repeats`` calls of fn (each returns a rate)."""
+    rates = [fn() for _ in range(repeats)]
+    return statistics.median(rates), rates
+
+
+class _Timeline:
+    def __init__(self) -> None:
+        self.points: list[tuple[float, int]] = []
+
+    def on_episode(self, row) -> None: ...
+
+    def on_intrinsic_returns(self, env_steps, returns) -> None: ...
+
+    def on_metrics(self, env_steps, metrics) -> None: ...
+
+    def on_parent(self, report) -> None: ...
+
+    def on_progress(self, env_steps: int, steps_per_second: float) -> None:
+        self.points.append((time.perf_counter(), env_steps))
+
+
+def training_rate(method: str, task: str, steps: int, warmup_fraction: float = 0.25, seed: int = 0,
+                  method_options: dict | None = None, train_options: dict | None = None) -> float:
+    """Env steps/s of real training, measured after a warm-up share of the budget
+    (start-up, first batches and JIT compilation excluded)."""
+    spec = RunSpec(method=method, task=task, seed=seed, steps=steps, method_options=method_options or {},
+                   train=train_options or {})
+    resolved = resolve(spec)
+    timeline = _Timeline()
+    with tempfile.TemporaryDirectory() as tmp:
+        result = train(resolved.settings(Path(tmp)), resolved.train, resolved.budget, timeline)
+    assert result.status == "complete", result
+    points = [(t, s) for t, s in timeline.points if s >= warmup_fraction * steps]
+    (t0, s0), (t1, s1) = points[0], points[-1]
+    return (s1 - s0) / (t1 - t0)
