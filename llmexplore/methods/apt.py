@@ -1,0 +1,110 @@
+"""APT: active pre-training by particle-based entropy (Liu & Abbeel, 2021), trained online.
+
+A representation f is learned contrastively: each observation must pick out its own
+successor among the batch's successors (InfoNCE), as URLB's APT does. The intrinsic
+reward of a transition is the particle estimate of entropy at its next observation,
+
+    r_int = log(1 + mean distance to the k = 12 nearest neighbours of f(s') within the batch
+                    / running mean of that distance),
+
+so states far from the others in representation space pay more. Neighbours come from a
+random subset of the batch (``reference_size``) to keep the distance matrix small on a CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import gymnasium as gym
+import torch
+import torch.nn.functional as F
+from pydantic import Field
+
+from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.common import ObservationFeatures, RunningMeanStd, flat_batch
+from llmexplore.methods.registry import register_method
+from llmexplore.methods.rnd import DEFAULT_KEYS
+
+
+class APTOptions(MethodOptions):
+    keys: tuple[str, ...] | None = Field(None, description="observation keys the representation reads")
+    k: int = Field(12, ge=1, description="nearest neighbours in the particle estimate")
+    feature_dim: int = Field(64, gt=0)
+    lr: float = Field(1e-4, gt=0)
+    temperature: float = Field(0.5, gt=0, description="InfoNCE temperature")
+    reference_size: int = Field(1024, ge=16, description="batch samples used as neighbours")
+
+
+@register_method
+class APT(IntrinsicReward):
+    name = "apt"
+    description = "APT: k-NN particle entropy in a contrastively learned representation (LM-free)"
+    default_int_coef = 0.5
+    Options = APTOptions
+
+    def __init__(self, options: APTOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        super().__init__(options, context, obs_space)
+        self.keys = self.needed_keys(context.task, options) or tuple(obs_space.spaces)
+        spaces = {k: obs_space.spaces[k] for k in self.keys}
+        torch.manual_seed(context.seed)
+        self.encoder = ObservationFeatures(spaces, options.feature_dim).to(self.device)
+        self.projector = torch.nn.Linear(options.feature_dim, options.feature_dim).to(self.device)
+        params = list(self.encoder.parameters()) + list(self.projector.parameters())
+        self.optimizer = torch.optim.Adam(params, lr=options.lr)
+        self.distance_stats = RunningMeanStd(()).to(self.device)
+        self._generator = torch.Generator(device="cpu").manual_seed(context.seed)
+
+    @classmethod
+    def needed_keys(cls, task, options: APTOptions) -> tuple[str, ...]:
+        return tuple(options.keys or DEFAULT_KEYS.get(task.family, ()))
+
+    def _inputs(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        inputs = flat_batch(obs, self.keys)
+        for key, value in inputs.items():
+            if value.dim() == 4:  # images: bytes to [0, 1]
+                inputs[key] = value / 255.0
+        return inputs
+
+    def knn_distance(self, features: torch.Tensor) -> torch.Tensor:
+        """Mean distance of each row to its k nearest rows among a random reference subset."""
+        n = features.shape[0]
+        size = min(self.options.reference_size, n)
+        reference = features[torch.randperm(n, generator=self._generator)[:size].to(features.device)]
+        distances = torch.cdist(features, reference)
+        k = min(self.options.k + 1, size)  # +1: a row may find itself in the reference set
+        nearest, _ = distances.topk(k, dim=1, largest=False)
+        return nearest[:, 1:].mean(dim=1) if k > 1 else nearest[:, 0]
+
+    @torch.no_grad()
+    def reward(self, batch: RewardBatch) -> torch.Tensor:
+        n, t = batch.shape
+        features = self.encoder(self._inputs(batch.next_obs))
+        distance = self.knn_distance(features)
+        self.distance_stats.update(distance)
+        scaled = distance / self.distance_stats.mean.float().clamp_min(1e-8)
+        return torch.log1p(scaled).reshape(n, t)
+
+    def update(self, batch: RewardBatch) -> dict[str, float]:
+        current = self.projector(self.encoder(self._inputs(batch.current_obs)))
+        following = self.projector(self.encoder(self._inputs(batch.next_obs)))
+        keep = batch.dones.reshape(-1) == 0  # an episode's last step has no successor in the batch
+        current, following = F.normalize(current[keep], dim=1), F.normalize(following[keep], dim=1)
+        if current.shape[0] > self.options.reference_size:
+            pick = torch.randperm(current.shape[0], generator=self._generator)[: self.options.reference_size]
+            current, following = current[pick.to(current.device)], following[pick.to(current.device)]
+        logits = current @ following.T / self.options.temperature
+        loss = F.cross_entropy(logits, torch.arange(logits.shape[0], device=logits.device))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        return {"apt_contrastive_loss": float(loss.detach()), "apt_distance_mean": float(self.distance_stats.mean)}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"encoder": self.encoder.state_dict(), "projector": self.projector.state_dict(),
+                "optimizer": self.optimizer.state_dict(), "distance_stats": self.distance_stats.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.encoder.load_state_dict(state["encoder"])
+        self.projector.load_state_dict(state["projector"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.distance_stats.load_state_dict(state["distance_stats"])
