@@ -2,12 +2,15 @@
 
 Task names are ``family:task``. NetHack tasks follow the Motif and ONI papers (the
 ``-extended`` variants use ONI's 28-action set); Crafter has the reward and the
-reward-free task of its benchmark; Housekeep registers its tasks when its data exists.
+reward-free task of its benchmark; Housekeep has one task per published scene and one per
+split (sampling the split's scenes), each with a reward-free variant. Listing tasks reads
+no data; a task whose files are missing fails in ``validate_data`` with a clear error.
 """
 
 from __future__ import annotations
 
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter, TaskSpec
+from llmexplore.envs.housekeep import scenes as _housekeep_scenes
 from llmexplore.envs.registry import (
     adapter_class,
     get_task,
@@ -33,6 +36,7 @@ __all__ = [
 
 NETHACK_BUDGET = 2_000_000_000  # Motif's published training budget
 CRAFTER_BUDGET = 1_000_000  # Crafter's benchmark protocol
+HOUSEKEEP_BUDGET = 1_000_000  # this suite's choice (a symbolic task; no published RL budget carries over)
 
 _NETHACK_TASKS = {
     "score": ("NetHack Score: score delta, -0.01 when game time stands still", 0.1),
@@ -47,6 +51,8 @@ _NETHACK_TASKS = {
 
 register_family("nethack", "llmexplore.envs.nethack.adapter:NetHackAdapter", "nethack", "nle")
 register_family("crafter", "llmexplore.envs.crafter.adapter:CrafterAdapter", "crafter", "crafter")
+# Housekeep needs only the core dependencies (and its data), so the probe always imports
+register_family("housekeep", "llmexplore.envs.housekeep.adapter:HousekeepAdapter", "all", "numpy")
 
 for _task, (_desc, _c_ext) in _NETHACK_TASKS.items():
     for _actions, _suffix, _note in (("task", "", ""), ("extended", "-extended", " [28 actions]")):
@@ -80,3 +86,27 @@ register_task(
         default_ext_coef=0.0,
     )
 )
+
+
+def _register_housekeep(name: str, description: str, options: dict) -> None:
+    variants = (("", False, "Housekeep's pick/place reward"), ("-reward-free", True, "no reward"))
+    for suffix, reward_free, note in variants:
+        register_task(
+            TaskSpec(
+                name=f"housekeep:{name}{suffix}",
+                family="housekeep",
+                description=f"{description}; {note}",
+                default_budget=HOUSEKEEP_BUDGET,
+                reward_free=reward_free,
+                default_ext_coef=0.0 if reward_free else 1.0,
+                options=options,
+            )
+        )
+
+
+for _short, _scene in _housekeep_scenes.SHORT_NAMES.items():
+    _register_housekeep(_short, f"tidy {_scene} ({_housekeep_scenes.SCENE_SPLITS[_scene]} split), one of its "
+                                "published episodes per reset", {"scenes": (_scene,)})
+for _split in _housekeep_scenes.SPLITS:
+    _register_housekeep(_split, f"tidy a published episode of a random {_split}-split scene (scenes whose episode "
+                                "files are present)", {"split": _split})

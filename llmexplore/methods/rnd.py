@@ -4,8 +4,8 @@ r_int(s') = ||f_pred(norm(s')) - f_target(norm(s'))||^2 / running std of that er
 where norm() is a running per-feature observation normalisation clipped to +-5, the
 target network is fixed and random, and the predictor trains with Adam (lr 1e-4) on
 every learner batch. Inputs are raw observation keys (default: the image on Crafter,
-the map crop and bottom-line stats on NetHack), not the policy's features, so the
-novelty signal does not move with the policy.
+the map crop and bottom-line stats on NetHack, the symbolic room view on Housekeep), not
+the policy's features, so the novelty signal does not move with the policy.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOption
 from llmexplore.methods.common import ObservationFeatures, RunningMeanStd, flat_batch, is_image
 from llmexplore.methods.registry import register_method
 
-DEFAULT_KEYS = {"nethack": ("crop", "blstats"), "crafter": ("image",)}
+DEFAULT_KEYS = {
+    "nethack": ("crop", "blstats"),
+    "crafter": ("image",),
+    # the agent's situation: where it is, what lies here and on what, what it carries
+    # ("rooms", the house plan, is fixed within an episode and left out)
+    "housekeep": ("room", "receptacles", "at", "objects", "object_on", "held"),
+}
 
 
 class RNDOptions(MethodOptions):

@@ -1,0 +1,392 @@
+"""Reading and checking Housekeep's published data: human annotations and episode files.
+
+Layout of the data folder (``settings.data_path("housekeep")``)::
+
+    amt_data/data.npy                    ranks[room|receptacle, object, annotator], with the
+                                         object and room|receptacle names
+    episodes/{train,val,test}/<Scene>_int.json.gz   {"episodes": [...]}, one file per scene
+
+Every problem with a file (missing, unreadable, wrong shape, names the annotations do not
+know) is raised as one DataError naming the file (and the episode), before any training.
+Parsed files are cached per process, so the many envs of one rollout worker share them.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from llmexplore.envs.housekeep import scenes as scene_table
+from llmexplore.envs.housekeep.packing import fits
+from llmexplore.envs.housekeep.vocab import (
+    MAX_OBJECTS,
+    MAX_RECEPTACLES,
+    MAX_ROOMS,
+    RECEPTACLE_ALIASES,
+    Vocabulary,
+)
+from llmexplore.errors import DataError
+from llmexplore.settings import data_path
+
+ANNOTATION_FILE = "amt_data/data.npy"
+#: Housekeep's rule: an object belongs on a room's receptacle when at least 6 of the 10
+#: annotators ranked that placement as correct (rank > 0)
+MIN_POSITIVE_VOTES = 6
+ANNOTATORS = 10
+NO_ROOM = "None"  # the room of fixtures outside every room (doors, windows) in episode files
+SOURCE_HINT = ("Housekeep's data (amt_data/ and episodes/) comes from github.com/yashkant/housekeep (MIT); "
+               "point LLMEXPLORE_HOUSEKEEP_DATA at the folder holding amt_data/ and episodes/")
+
+
+def housekeep_root() -> Path:
+    """The Housekeep data folder, or a DataError that says where the data comes from."""
+    return data_path("housekeep")
+
+
+# -- annotations -----------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Annotations:
+    """The human judgements: who said which object belongs on which room's receptacle."""
+
+    source: str
+    objects: tuple[str, ...]
+    room_receptacles: tuple[tuple[str, str], ...]  # (room type, receptacle category), one per row
+    positive_votes: np.ndarray  # [rows, objects] annotators who ranked the placement correct
+
+    @functools.cached_property
+    def _rows(self) -> dict[tuple[str, str], int]:
+        return {rr: i for i, rr in enumerate(self.room_receptacles)}
+
+    @functools.cached_property
+    def _columns(self) -> dict[str, int]:
+        return {o: i for i, o in enumerate(self.objects)}
+
+    @functools.cached_property
+    def correct(self) -> np.ndarray:
+        """[rows, objects] bool: the placement is correct by Housekeep's rule."""
+        return self.positive_votes >= MIN_POSITIVE_VOTES
+
+    @functools.cached_property
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary.build(self.objects, [r for r, _ in self.room_receptacles],
+                                [c for _, c in self.room_receptacles])
+
+    def row(self, room_type: str, receptacle: str) -> int | None:
+        """Annotation row of a room type's receptacle category, None when nobody was asked."""
+        receptacle = RECEPTACLE_ALIASES.get(receptacle, receptacle)
+        return self._rows.get((room_type, receptacle))
+
+    def column(self, obj: str) -> int | None:
+        return self._columns.get(obj)
+
+    def votes(self, obj: str, room_type: str, receptacle: str) -> int:
+        row, col = self.row(room_type, receptacle), self.column(obj)
+        return 0 if row is None or col is None else int(self.positive_votes[row, col])
+
+    def is_correct(self, obj: str, room_type: str, receptacle: str) -> bool:
+        return self.votes(obj, room_type, receptacle) >= MIN_POSITIVE_VOTES
+
+
+def load_annotations(root: Path | None = None) -> Annotations:
+    path = (root or housekeep_root()) / ANNOTATION_FILE
+    return _load_annotations(*_file_key(path, "Housekeep's human annotations"))
+
+
+def _file_key(path: Path, what: str) -> tuple[str, int, int]:
+    try:
+        stat = path.stat()
+    except OSError:
+        raise DataError(f"{what} not found: {path}", hint=SOURCE_HINT) from None
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=4)
+def _load_annotations(path: str, _mtime: int, _size: int) -> Annotations:
+    hint = f"{path} should be Housekeep's amt_data/data.npy; download it again. {SOURCE_HINT}"
+    try:
+        # the published file is a pickled dict inside a .npy, so allow_pickle is required
+        raw = np.load(path, allow_pickle=True)
+        content = raw.item() if raw.dtype == object and raw.shape == () else None
+    except Exception as exc:  # unpickling a damaged file can raise almost anything
+        raise DataError(f"cannot read {path}: {exc}", hint=hint) from None
+    if not isinstance(content, dict) or not {"ranks", "objects", "room_receptacles"} <= set(content):
+        raise DataError(f"{path} is not Housekeep's annotation file (expected a dict with ranks, objects, "
+                        "room_receptacles)", hint=hint)
+    ranks = np.asarray(content["ranks"])
+    objects = tuple(str(o) for o in content["objects"])
+    pairs = []
+    for name in content["room_receptacles"]:
+        room, sep, receptacle = str(name).partition("|")
+        if not sep:
+            raise DataError(f"{path}: room_receptacles entry {name!r} is not 'room|receptacle'", hint=hint)
+        pairs.append((room, receptacle))
+    if ranks.ndim != 3 or ranks.shape[:2] != (len(pairs), len(objects)) or ranks.shape[2] != ANNOTATORS:
+        raise DataError(f"{path}: ranks have shape {ranks.shape}, expected ({len(pairs)}, {len(objects)}, "
+                        f"{ANNOTATORS}) (room|receptacles x objects x annotators)", hint=hint)
+    if not np.issubdtype(ranks.dtype, np.number):
+        raise DataError(f"{path}: ranks are {ranks.dtype}, not numbers", hint=hint)
+    if len(set(objects)) != len(objects) or len(set(pairs)) != len(pairs):
+        raise DataError(f"{path}: object or room|receptacle names repeat", hint=hint)
+    annotations = Annotations(path, objects, tuple(pairs), (ranks > 0).sum(axis=2).astype(np.int16))
+    annotations.vocabulary.check_caps(path)
+    return annotations
+
+
+# -- episodes --------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class EpisodeLayout:
+    """One published episode, reduced to what the symbolic task needs.
+
+    Receptacles are those inside a room (fixtures outside every room, such as doors and
+    windows, are dropped), ordered as in the file, which groups them by room and sorts them
+    by category. Objects keep the file's order; the env shuffles them per episode because
+    the generator wrote the misplaced ones first.
+    """
+
+    scene: str
+    episode_id: int
+    room_names: tuple[str, ...]  # room instances, e.g. ("bathroom_0", "bedroom_0", "bedroom_1")
+    room_types: tuple[str, ...]  # e.g. ("bathroom", "bedroom", "bedroom")
+    room_type_ids: np.ndarray  # [rooms]
+    room_receptacles: tuple[np.ndarray, ...]  # receptacle indices of each room, in slot order
+    rec_room: np.ndarray  # [receptacles] room index
+    rec_slot: np.ndarray  # [receptacles] position in its room
+    rec_category: tuple[str, ...]  # canonical category (aliases resolved)
+    rec_source_category: tuple[str, ...]  # as the episode file names it
+    rec_category_ids: np.ndarray
+    rec_size: np.ndarray  # [receptacles, 2] surface width and depth (m)
+    obj_key: tuple[str, ...]
+    obj_category: tuple[str, ...]
+    obj_category_ids: np.ndarray
+    obj_footprint: np.ndarray  # [objects, 2] (m)
+    start: np.ndarray  # [objects] receptacle index of the start placement
+    start_room: int  # the room whose receptacles are nearest the agent's start position
+    correct: np.ndarray  # [receptacles, objects] bool, from the annotations
+    published_goal: np.ndarray  # [receptacles, objects] bool, the file's end_matrix (for checks)
+
+    @property
+    def num_objects(self) -> int:
+        return len(self.obj_key)
+
+    @functools.cached_property
+    def correct_at_start(self) -> np.ndarray:
+        return self.correct[self.start, np.arange(self.num_objects)]
+
+    @functools.cached_property
+    def eligible(self) -> bool:
+        """Every object misplaced at the start has at least one correct receptacle here."""
+        return bool(self.correct[:, ~self.correct_at_start].any(axis=0).all())
+
+    def room_display_names(self) -> tuple[str, ...]:
+        return display_room_names(self.room_types)
+
+
+def display_room_names(room_types: Sequence[str]) -> tuple[str, ...]:
+    """``bedroom``, or ``bedroom 1`` and ``bedroom 2`` when a house has two."""
+    counts: dict[str, int] = {}
+    for t in room_types:
+        counts[t] = counts.get(t, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for t in room_types:
+        seen[t] = seen.get(t, 0) + 1
+        out.append(t.replace("_", " ") + (f" {seen[t]}" if counts[t] > 1 else ""))
+    return tuple(out)
+
+
+@dataclass(frozen=True, eq=False)
+class SceneData:
+    scene: str
+    path: str
+    episodes: tuple[EpisodeLayout, ...]
+
+    @property
+    def index(self) -> int:
+        return scene_table.SCENE_INDEX.get(self.scene, -1)
+
+
+def scene_path(scene: str, root: Path | None = None) -> Path:
+    return (root or housekeep_root()) / scene_table.episode_file(scene)
+
+
+def load_scene(scene: str, root: Path | None = None) -> SceneData:
+    """All episodes of one scene, checked against the annotations."""
+    root = root or housekeep_root()
+    annotations = load_annotations(root)
+    path = scene_path(scene, root)
+    key = _file_key(path, f"Housekeep episode file of scene {scene} ({scene_table.SCENE_SPLITS[scene]} split)")
+    return _load_scene(scene, *key, annotations)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_scene(scene: str, path: str, _mtime: int, _size: int, annotations: Annotations) -> SceneData:
+    hint = f"download {Path(path).name} again. {SOURCE_HINT}"
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            content = json.load(fh)
+    except (OSError, EOFError, zlib.error, ValueError) as exc:
+        raise DataError(f"cannot read Housekeep episode file {path}: {exc}", hint=hint) from None
+    episodes = content.get("episodes") if isinstance(content, dict) else None
+    if not isinstance(episodes, list) or not episodes:
+        raise DataError(f"{path} holds no episodes (expected {{\"episodes\": [...]}})", hint=hint)
+    layouts = tuple(_compile(scene, path, i, raw, annotations, hint) for i, raw in enumerate(episodes))
+    return SceneData(scene, path, layouts)
+
+
+_EPISODE_KEYS = ("episode_id", "start_matrix", "end_matrix", "objs_keys", "objs_cats", "recs_keys", "recs_cats",
+                 "recs_packers")
+
+
+def _compile(scene: str, path: str, index: int, raw: Any, annotations: Annotations, hint: str) -> EpisodeLayout:
+    where = f"{path}, episode #{index}"
+    if not isinstance(raw, dict):
+        raise DataError(f"{where} is not an object", hint=hint)
+    missing = [k for k in _EPISODE_KEYS if k not in raw]
+    if missing:
+        raise DataError(f"{where} lacks {missing}", hint=hint)
+    where = f"{path}, episode {raw['episode_id']}"
+    vocab = annotations.vocabulary
+    obj_keys, obj_cats = [str(k) for k in raw["objs_keys"]], [str(c) for c in raw["objs_cats"]]
+    rec_keys, rec_cats = [str(k) for k in raw["recs_keys"]], [str(c) for c in raw["recs_cats"]]
+    if len(obj_keys) != len(obj_cats) or len(rec_keys) != len(rec_cats):
+        raise DataError(f"{where}: objs_keys/objs_cats or recs_keys/recs_cats differ in length", hint=hint)
+    if not 0 < len(obj_keys) <= MAX_OBJECTS:
+        raise DataError(f"{where}: {len(obj_keys)} objects; this task supports 1 to {MAX_OBJECTS}", hint=hint)
+    unknown = sorted({c for c in obj_cats if annotations.column(c) is None})
+    if unknown:
+        raise DataError(f"{where}: object categories {unknown} are not in the annotations", hint=hint)
+    try:
+        start_all = np.asarray(raw["start_matrix"], dtype=np.float32)
+        end_all = np.asarray(raw["end_matrix"], dtype=np.float32)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: start_matrix/end_matrix are not numeric matrices", hint=hint) from None
+    shape = (len(rec_keys), len(obj_keys))
+    if start_all.shape != shape or end_all.shape != shape:
+        raise DataError(f"{where}: start/end matrices have shapes {start_all.shape}/{end_all.shape}, expected "
+                        f"{shape} (receptacles x objects)", hint=hint)
+    if not np.all(start_all.sum(axis=0) == 1) or not np.isin(start_all, (0, 1)).all():
+        raise DataError(f"{where}: start_matrix must put every object on exactly one receptacle", hint=hint)
+
+    # receptacles inside rooms, grouped by room
+    keep = []
+    room_of: list[str] = []
+    for i, key in enumerate(rec_keys):
+        room = key.split("-", 1)[0]
+        if room != NO_ROOM:
+            keep.append(i)
+            room_of.append(room)
+    room_names = tuple(sorted(set(room_of)))
+    if not 0 < len(room_names) <= MAX_ROOMS:
+        raise DataError(f"{where}: {len(room_names)} rooms; this task supports 1 to {MAX_ROOMS}", hint=hint)
+    room_types = tuple(_room_type(r) for r in room_names)
+    room_index = {r: i for i, r in enumerate(room_names)}
+    rec_room = np.array([room_index[r] for r in room_of], dtype=np.int64)
+    order = np.argsort(rec_room, kind="stable")
+    keep = [keep[i] for i in order]
+    rec_room = rec_room[order]
+    rec_slot = np.zeros(len(keep), dtype=np.int64)
+    room_receptacles = []
+    for r in range(len(room_names)):
+        members = np.flatnonzero(rec_room == r)
+        if len(members) > MAX_RECEPTACLES:
+            raise DataError(f"{where}: room {room_names[r]} has {len(members)} receptacles; this task supports "
+                            f"{MAX_RECEPTACLES}", hint=hint)
+        rec_slot[members] = np.arange(len(members))
+        room_receptacles.append(members)
+    categories = tuple(RECEPTACLE_ALIASES.get(rec_cats[i], rec_cats[i]) for i in keep)
+
+    start_rows = start_all.argmax(axis=0)
+    position = {old: new for new, old in enumerate(keep)}
+    outside = [obj_keys[j] for j, row in enumerate(start_rows) if row not in position]
+    if outside:
+        raise DataError(f"{where}: objects {outside} start on a fixture outside every room", hint=hint)
+    start = np.array([position[row] for row in start_rows], dtype=np.int64)
+
+    sizes, footprints = _geometry(raw["recs_packers"], [rec_keys[i] for i in keep], obj_keys, where, hint)
+    start_room = _start_room(raw, keep, rec_room, where, hint)
+
+    found = (annotations.row(room_types[rec_room[n]], categories[n]) for n in range(len(keep)))
+    rows = np.array([-1 if row is None else row for row in found], dtype=np.int64)
+    cols = np.array([annotations.column(c) for c in obj_cats], dtype=np.int64)
+    correct = np.zeros((len(keep), len(obj_keys)), dtype=bool)
+    annotated = rows >= 0
+    correct[annotated] = annotations.correct[rows[annotated]][:, cols]
+
+    return EpisodeLayout(
+        scene=scene,
+        episode_id=int(raw["episode_id"]),
+        room_names=room_names,
+        room_types=room_types,
+        room_type_ids=np.array([vocab.room_id(t) for t in room_types], dtype=np.int16),
+        room_receptacles=tuple(room_receptacles),
+        rec_room=rec_room,
+        rec_slot=rec_slot,
+        rec_category=categories,
+        rec_source_category=tuple(rec_cats[i] for i in keep),
+        rec_category_ids=np.array([vocab.receptacle_id(c) for c in categories], dtype=np.int16),
+        rec_size=sizes,
+        obj_key=tuple(obj_keys),
+        obj_category=tuple(obj_cats),
+        obj_category_ids=np.array([vocab.object_id(c) for c in obj_cats], dtype=np.int16),
+        obj_footprint=footprints,
+        start=start,
+        start_room=start_room,
+        correct=correct,
+        published_goal=end_all[keep] > 0.5,
+    )
+
+
+def _room_type(room: str) -> str:
+    """``bedroom_1`` -> ``bedroom``."""
+    head, _, tail = room.rpartition("_")
+    return head if head and tail.isdigit() else room
+
+
+def _start_room(raw: dict, keep: Sequence[int], rec_room: np.ndarray, where: str, hint: str) -> int:
+    """Room of the receptacle whose navigation point is nearest the agent's start (floor plane)."""
+    try:
+        agent = np.asarray(raw["start_position"], dtype=np.float64)[[0, 2]]
+        points = np.asarray(raw["nav_recs_pos"], dtype=np.float64)[np.asarray(keep)][:, [0, 2]]
+    except (KeyError, TypeError, ValueError, IndexError):
+        raise DataError(f"{where}: start_position or nav_recs_pos is missing or malformed", hint=hint) from None
+    return int(rec_room[int(np.argmin(((points - agent) ** 2).sum(axis=1)))])
+
+
+def _geometry(packers: Any, rec_keys: Sequence[str], obj_keys: Sequence[str], where: str,
+              hint: str) -> tuple[np.ndarray, np.ndarray]:
+    """Receptacle surface sizes and object footprints from the file's bin-packer records."""
+    if not isinstance(packers, dict):
+        raise DataError(f"{where}: recs_packers is not an object", hint=hint)
+    sizes = np.zeros((len(rec_keys), 2), dtype=np.float64)
+    footprint: dict[str, tuple[float, float]] = {}
+    try:
+        for i, key in enumerate(rec_keys):
+            packer = packers[key]
+            sizes[i] = [float(v) for v in packer["size"]][:2]
+        for packer in packers.values():
+            for match in packer.get("matches", []):
+                rect = match["rect"]
+                footprint[str(rect["id"])] = (float(rect["size"][0]), float(rect["size"][1]))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise DataError(f"{where}: recs_packers lacks a receptacle size or footprint ({exc!r})", hint=hint) from None
+    missing = [k for k in obj_keys if k not in footprint]
+    if missing:
+        raise DataError(f"{where}: no footprint for objects {missing} in recs_packers", hint=hint)
+    return sizes, np.array([footprint[k] for k in obj_keys], dtype=np.float64)
+
+
+def start_fits(layout: EpisodeLayout) -> bool:
+    """Whether our capacity rule accepts the published start placement (used in checks)."""
+    for r in np.unique(layout.start):
+        objs = np.flatnonzero(layout.start == r)
+        w, d = layout.rec_size[r]
+        if not fits(w, d, [tuple(layout.obj_footprint[j]) for j in objs]):
+            return False
+    return True
