@@ -3,7 +3,7 @@
 Per task and method (row label): mean +- standard error over seeds and the IQM with a
 95% stratified-bootstrap interval of the task's benchmark metric (NetHack: BALROG
 progression; Crafter: score over all training episodes within the budget; Housekeep:
-rearrangement success), plus episode return and intrinsic return. Across tasks, each
+rearrangement success, ``rearrange_success``), plus episode return and intrinsic return. Across tasks, each
 task's metric is normalised by published reference points (below) and the IQM is
 taken over all (task, seed) runs with a bootstrap stratified by task.
 """
@@ -26,13 +26,13 @@ from llmexplore.errors import UserError
 NORMALIZATION: dict[tuple[str, str], tuple[float, float, str]] = {
     ("crafter", "score"): (1.6, 50.5, "random agent 1.6 -> 0, human experts 50.5 -> 1 (Crafter scoreboard)"),
     ("nethack", "progression"): (0.0, 100.0, "BALROG progression in percent: 100 = ascension"),
-    ("housekeep", "success"): (0.0, 1.0, "fraction of objects on a correct receptacle"),
+    ("housekeep", "rearrange_success"): (0.0, 1.0, "fraction of objects on a correct receptacle"),
 }
 #: extra per-task columns shown when present in final metrics
 EXTRA_COLUMNS = {
     "nethack": ["score", "depth", "experience_level", "gold"],
     "crafter": ["achievements_unlocked", "reward"],
-    "housekeep": ["objects_fixed", "misplaced_after"],
+    "housekeep": ["objects_fixed", "objects_displaced", "misplaced_end"],
 }
 
 
