@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,6 +34,8 @@ class TrainConfig(BaseModel):
     rnn_size: int = Field(256, ge=8)
     device: Literal["cpu", "gpu", "auto"] = "cpu"
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
+    torch_threads: int | None = Field(
+        None, ge=1, description="intra-op threads for the serial process; default OMP_NUM_THREADS, else 1")
     save_every_sec: int = Field(60, ge=1)
     sf_args: dict[str, Any] = Field(default_factory=dict, description="raw sample-factory options, for experts")
 
@@ -45,6 +48,10 @@ class TrainConfig(BaseModel):
                 values[key] = value
         if values["serial"] is None:
             values["serial"] = values["num_workers"] == 1
+        if values["torch_threads"] is None:
+            # small per-step batches gain little from threads, and threads oversubscribe a busy machine
+            # (measured on 2 cores with one other process: 1 thread ran NetHack training 4-5x faster)
+            values["torch_threads"] = int(os.environ.get("OMP_NUM_THREADS", "1") or 1)
         if values["device"] == "auto":
             import torch
 

@@ -130,6 +130,9 @@ def train(
         os.environ[QUIET_ENV] = "1"
         quiet_sample_factory_console()
     register_components()
+    import torch
+
+    torch.set_num_threads(train_config.torch_threads)  # sample-factory leaves this alone in serial mode
     cfg = build_sf_config(settings, train_config, budget)
     runner = (SerialTrainer if train_config.serial else ParallelTrainer)(cfg)
 
