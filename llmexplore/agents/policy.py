@@ -144,6 +144,7 @@ class Policy:
             self.observation_space: gym.spaces.Dict = probe.observation_space
             self.action_space: gym.spaces.Space = probe.action_space
             self.action_names: list[str] = list(getattr(probe.unwrapped, "action_names", []))
+            self.replayable = callable(getattr(probe.unwrapped, "seed_episodes", None))
         finally:
             probe.close()
         self.obs_keys: tuple[str, ...] = tuple(self.observation_space.spaces)

@@ -18,6 +18,7 @@ import torch
 
 from llmexplore.agents.policy import Policy
 from llmexplore.envs.base import EPISODE_STATS_KEY
+from llmexplore.errors import ConfigError
 from llmexplore.methods import IntrinsicReward, RewardBatch
 
 #: Evaluation seeds live in their own range: env seed = EVAL_SEED_OFFSET + evaluation seed.
@@ -64,12 +65,27 @@ def single_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def require_replayable(policy: Policy) -> None:
+    """Replaying an episode needs the env's ``seed_episodes``; say so before any work."""
+    if not policy.replayable:
+        _not_replayable(policy.settings.task)
+
+
+def check_seedable(env: gym.Env) -> None:
+    if not callable(getattr(env.unwrapped, "seed_episodes", None)):
+        _not_replayable(type(env.unwrapped).__name__)
+
+
+def _not_replayable(what: str) -> None:
+    raise ConfigError(f"environment of {what} cannot replay episodes: it has no seed_episodes(seed), "
+                      f"which evaluation and visualization need",
+                      hint="add seed_episodes to the environment adapter (see the NetHack and Crafter envs)")
+
+
 def seed_env(env: gym.Env, seed: int) -> None:
     """Make the env's next episode the one of this evaluation seed."""
-    base = env.unwrapped
-    if not hasattr(base, "seed_episodes"):
-        raise TypeError(f"{type(base).__name__} has no seed_episodes(seed); evaluation needs reproducible episodes")
-    base.seed_episodes(env_seed(seed))
+    check_seedable(env)
+    env.unwrapped.seed_episodes(env_seed(seed))
 
 
 def play_episode(policy: Policy, env: gym.Env, seed: int, *, greedy: bool,

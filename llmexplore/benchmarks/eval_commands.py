@@ -54,7 +54,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--greedy", action="store_true", help="take the most likely action")
     mode.add_argument("--sample", action="store_true", help="sample actions from the policy (default)")
-    p.add_argument("--workers", type=int, help="worker processes (default: one per CPU core, at most one per episode)")
+    p.add_argument("--workers", type=int, help="worker processes (default: one per CPU core, with at least 8 episodes each)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
 

@@ -15,7 +15,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from llmexplore.agents.policy import Policy, load_policy
-from llmexplore.agents.rollout import EVAL_SEED_OFFSET, episode_row, play_episode, score_episode, stats_rows
+from llmexplore.agents.rollout import (
+    EVAL_SEED_OFFSET,
+    episode_row,
+    play_episode,
+    require_replayable,
+    score_episode,
+    stats_rows,
+)
 from llmexplore.atomic import JsonlAppender, read_jsonl
 from llmexplore.benchmarks.episode_pool import default_workers, run_episodes
 from llmexplore.benchmarks.episode_progress import EpisodeProgress
@@ -77,6 +84,7 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
 
     seeds = check_seeds(seeds)
     policy = load_policy(run_dir, checkpoint)  # every check happens here, before any episode
+    require_replayable(policy)
     run_path = Path(policy.settings.run_dir)
     out_path = Path(out).expanduser().resolve() if out else default_output(run_path, policy, greedy)
     ensure_writable(out_path.parent)

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from llmexplore.agents.policy import Policy, load_policy
-from llmexplore.agents.rollout import EpisodeTrace, play_episode, score_episode
+from llmexplore.agents.rollout import EpisodeTrace, play_episode, require_replayable, score_episode
 from llmexplore.atomic import atomic_write_json, atomic_write_text
 from llmexplore.benchmarks.episode_pool import default_workers, run_episodes
 from llmexplore.benchmarks.episode_progress import EpisodeProgress
@@ -141,6 +141,7 @@ def visualize(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "l
     if not (fps > 0 and math.isfinite(fps)):
         raise ConfigError(f"--fps must be a positive number, got {fps}")
     policy = load_policy(run_dir, checkpoint)
+    require_replayable(policy)
     run_path = Path(policy.settings.run_dir)
     mode = "greedy" if greedy else "sample"
     out_dir = Path(out).expanduser().resolve() if out else run_path / VIZ_DIR / f"{policy.checkpoint.path.stem}.{mode}"
