@@ -76,7 +76,7 @@ def index_page(run: Mapping[str, Any], episodes: Sequence[Mapping[str, Any]], ca
     rows = "".join(
         f"<tr><td><a href=\"{escape(e['files']['page'])}\">{e['seed']}</a></td><td>{e['length']:,}</td>"
         f"<td>{e['return']:.2f}</td><td>{e['intrinsic_return']:.3f}</td>"
-        f"<td>{_num(e['stats'].get(metric, ''))}</td>"
+        f"<td>{_num(e['stats'].get(metric, '-'))}</td>"
         f"<td class=\"text\">{escape(e['top_caption'])}</td>"
         f"<td><a href=\"{escape(e['files']['animation'])}\">animation</a></td></tr>" for e in episodes)
     summary = "".join(f"<tr><th class=\"text\">{escape(k)}</th><td>{_num(v)}</td></tr>" for k, v in metrics.items())
