@@ -200,6 +200,7 @@ def _load_command_modules() -> None:
 #: modules that add sub-commands with ``@command``
 COMMAND_MODULES: list[str] = [
     "llmexplore.benchmarks.commands",
+    "llmexplore.benchmarks.eval_commands",
 ]
 
 

@@ -65,7 +65,8 @@ def sf_argv(settings: RunSettings, train: TrainConfig, budget: int) -> list[str]
         "gamma": train.gamma,
         "reward_scale": train.reward_scale,
         "reward_clip": train.reward_clip,
-        "train_for_env_steps": budget,
+        # sample-factory stops once its count *exceeds* this; budget - 1 stops at the first batch reaching it
+        "train_for_env_steps": max(budget - 1, 1),
         "save_every_sec": train.save_every_sec,
         "save_best_every_sec": 10**9,  # "best" by raw reward means little for exploration runs
         "keep_checkpoints": 2,

@@ -1,0 +1,1 @@
+"""Watching trained agents: animations, reward plots, caption summaries and HTML pages."""
