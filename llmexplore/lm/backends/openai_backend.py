@@ -1,0 +1,224 @@
+"""Backend ``openai``: any OpenAI-compatible server (vLLM, FastChat, llama.cpp, Ollama, hosted APIs).
+
+Uses the official ``openai`` client's async API on a private event loop thread, so a
+batch of prompts is answered with up to ``concurrency`` requests in flight while callers
+stay synchronous (and may call from several threads). Each request is retried with
+exponential backoff and jitter on timeouts, dropped connections, 408/409/429, 5xx and
+malformed replies; the client's own retries are off so every attempt is counted here.
+Invalid requests (400) and a wrong model name (404) stop at once with a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from typing import Any, Sequence
+
+from llmexplore.errors import require
+from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
+from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.errors import LMRequestError, LMUnavailableError, ModelNotFoundError
+
+_RETRY_STATUS = {408, 409, 425, 429}
+
+
+class MalformedReply(Exception):
+    """The server answered 2xx with a body that is not a completion."""
+
+
+class OpenAIBackend(LanguageModel):
+    supports_logprobs = True
+
+    def __init__(self, model: str | None, base_url: str, api_key: str | None = None, *, endpoint: str = "chat",
+                 concurrency: int = 32, timeout_s: float = 120.0, max_retries: int = 6, backoff_s: float = 0.5,
+                 max_backoff_s: float = 20.0, system: str | None = None, check: bool = True):
+        openai = require("openai", "lm", "The OpenAI-compatible LM backend")
+        if endpoint not in ("chat", "completion"):
+            raise LMRequestError(f"endpoint must be 'chat' or 'completion', not {endpoint!r}")
+        self._openai = openai
+        self.base_url = base_url.rstrip("/")
+        self.endpoint = endpoint
+        self.name = f"openai-{endpoint}"
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.system = system
+        self._api_key = api_key or "EMPTY"
+        self._rng = random.Random()
+        #: attempts that failed and were retried, by cause (for reports and tests)
+        self.retry_counts: dict[str, int] = {}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-backend", daemon=True)
+        self._thread.start()
+        self._client = self._run(self._make_client())
+        self._model = model or ""
+        if check:
+            self._model = self._check_model(model)
+
+    # -- plumbing --------------------------------------------------------------------------
+    async def _make_client(self) -> Any:
+        self._sem = asyncio.Semaphore(self.concurrency)
+        return self._openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0,
+                                        timeout=self.timeout_s)
+
+    def _run(self, coro: Any) -> Any:
+        if not self._thread.is_alive():
+            raise LMUnavailableError("the OpenAI backend was closed")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            try:
+                self._run(self._client.close())
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(timeout=10)
+                self._loop.close()
+
+    @property
+    def model_id(self) -> str:
+        return self._model
+
+    # -- model check -----------------------------------------------------------------------
+    def served_models(self) -> list[str]:
+        async def fetch() -> list[str]:
+            page = await self._client.models.list()
+            return [m.id for m in page.data]
+
+        last: Exception | None = None
+        for attempt in range(3):
+            try:
+                return self._run(fetch())
+            except (self._openai.APIConnectionError, self._openai.APITimeoutError,
+                    self._openai.InternalServerError) as exc:
+                last = exc
+                import time
+
+                time.sleep(0.2 * (attempt + 1))
+            except self._openai.APIStatusError as exc:
+                raise LMUnavailableError(f"LM server at {self.base_url} answered /models with HTTP "
+                                         f"{exc.status_code}: {_short(exc)}",
+                                         hint="check base_url (it usually ends in /v1) and the API key") from None
+            except Exception as exc:  # garbage instead of a model list
+                last = exc
+        raise LMUnavailableError(f"cannot reach the LM server at {self.base_url} ({type(last).__name__}: {_short(last)})",
+                                 hint="start the server (e.g. `vllm serve MODEL` or `llmexplore lm serve`) "
+                                      "or fix base_url")
+
+    def _check_model(self, model: str | None) -> str:
+        served = self.served_models()
+        if model is None:
+            if len(served) == 1:
+                return served[0]
+            raise ModelNotFoundError(f"no model named, and the server at {self.base_url} serves "
+                                     f"{len(served)} models", hint=f"pick one of: {', '.join(served) or '(none)'}")
+        if model not in served:
+            raise ModelNotFoundError(f"the LM server at {self.base_url} does not serve model {model!r}",
+                                     hint=f"it serves: {', '.join(served) or '(none)'}")
+        return model
+
+    # -- generation ------------------------------------------------------------------------
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        if not prompts:
+            return []
+
+        async def batch() -> list[Completion]:
+            return list(await asyncio.gather(*(self._one(p, params) for p in prompts)))
+
+        return self._run(batch())
+
+    async def _one(self, prompt: str, params: SamplingParams) -> Completion:
+        async with self._sem:
+            attempt = 0
+            while True:
+                try:
+                    return await self._request(prompt, params)
+                except self._openai.NotFoundError as exc:
+                    served = await self._served_or_empty()
+                    raise ModelNotFoundError(f"the LM server at {self.base_url} does not serve model "
+                                             f"{self._model!r} ({_short(exc)})",
+                                             hint=f"it serves: {', '.join(served) or '(could not list)'}") from None
+                except self._openai.APIStatusError as exc:
+                    status = exc.status_code
+                    if status < 500 and status not in _RETRY_STATUS:
+                        raise LMRequestError(f"the LM server rejected a request with HTTP {status}: {_short(exc)}",
+                                             hint="check the model's context length, max_tokens and the API key"
+                                             ) from None
+                    cause = f"http {status}"
+                except self._openai.APITimeoutError:
+                    cause = "timeout"
+                except self._openai.APIConnectionError:
+                    cause = "connection"
+                except (MalformedReply, self._openai.APIResponseValidationError, ValueError, TypeError,
+                        AttributeError, KeyError, IndexError):
+                    cause = "malformed reply"
+                if attempt >= self.max_retries:
+                    raise LMUnavailableError(f"the LM server at {self.base_url} failed {attempt + 1} times in a row "
+                                             f"(last: {cause})", hint="check that the server is up and healthy")
+                self.retry_counts[cause] = self.retry_counts.get(cause, 0) + 1
+                delay = min(self.max_backoff_s, self.backoff_s * 2 ** attempt)
+                await asyncio.sleep(delay * (0.5 + self._rng.random() / 2))
+                attempt += 1
+
+    async def _served_or_empty(self) -> list[str]:
+        try:
+            page = await self._client.models.list()
+            return [m.id for m in page.data]
+        except Exception:
+            return []
+
+    def _sampling(self, params: SamplingParams) -> dict[str, Any]:
+        kw: dict[str, Any] = dict(temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_tokens)
+        if params.stop:
+            kw["stop"] = list(params.stop)
+        if params.seed is not None:
+            kw["seed"] = params.seed
+        return kw
+
+    async def _request(self, prompt: str, params: SamplingParams) -> Completion:
+        kw = self._sampling(params)
+        if self.endpoint == "chat":
+            messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
+                {"role": "user", "content": prompt}]
+            if params.logprobs is not None:
+                kw.update(logprobs=True, top_logprobs=params.logprobs)
+            reply = await self._client.chat.completions.create(model=self._model, messages=messages, **kw)
+            choice = _first_choice(reply)
+            text = choice.message.content
+            logprobs = None
+            if params.logprobs is not None and choice.logprobs is not None and choice.logprobs.content is not None:
+                logprobs = tuple(TokenLogprob(t.token, float(t.logprob),
+                                              {a.token: float(a.logprob) for a in (t.top_logprobs or [])})
+                                 for t in choice.logprobs.content)
+        else:
+            if params.logprobs is not None:
+                kw["logprobs"] = params.logprobs
+            reply = await self._client.completions.create(model=self._model, prompt=prompt, **kw)
+            choice = _first_choice(reply)
+            text = choice.text
+            logprobs = None
+            lp = getattr(choice, "logprobs", None)
+            if params.logprobs is not None and lp is not None and lp.tokens is not None:
+                tops = lp.top_logprobs or [None] * len(lp.tokens)
+                logprobs = tuple(TokenLogprob(tok, float(val), {k: float(v) for k, v in (top or {}).items()})
+                                 for tok, val, top in zip(lp.tokens, lp.token_logprobs, tops))
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise MalformedReply(f"completion text is {type(text).__name__}")
+        return Completion(text, getattr(choice, "finish_reason", None), logprobs)
+
+
+def _first_choice(reply: Any) -> Any:
+    choices = getattr(reply, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise MalformedReply("reply has no choices")
+    return choices[0]
+
+
+def _short(exc: BaseException | None, limit: int = 200) -> str:
+    text = str(exc) if exc is not None else ""
+    return text if len(text) <= limit else text[:limit] + "..."
