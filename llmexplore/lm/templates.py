@@ -101,6 +101,7 @@ class PromptLibrary:
                                 hint=f"copy configs/prompts from the llmexplore sources and set {PROMPTS_ENV} "
                                      "or the LM 'prompts' setting to it")
         self._templates: dict[tuple[str, str], Template] = {}
+        self._tables: dict[tuple[str, str], dict[str, str]] = {}
         for path in sorted(self.root.glob("*/*.txt")):
             self._templates[(path.parent.name, path.stem)] = Template(_read(path), f"{path.parent.name}/{path.stem}")
         retry = self.root / f"{RETRY}.txt"
@@ -129,7 +130,9 @@ class PromptLibrary:
             raise TemplateError(f"no prompt template {kind}/{version}.txt in {self.root}", hint=hint) from None
 
     def table(self, kind: str, name: str) -> dict[str, str]:
-        """A YAML mapping beside a kind's templates (e.g. the Motif goal instructions)."""
+        """A YAML mapping beside a kind's templates (e.g. the Motif goal instructions); read once."""
+        if (kind, name) in self._tables:
+            return self._tables[(kind, name)]
         path = self.root / kind / f"{name}.yaml"
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -139,7 +142,9 @@ class PromptLibrary:
             raise TemplateError(f"{path} is not valid YAML: {exc}") from None
         if not isinstance(data, dict) or not all(isinstance(v, (str, type(None))) for v in data.values()):
             raise TemplateError(f"{path} must map names to text")
-        return {str(k): (v or "").strip() for k, v in data.items()}
+        table = {str(k): (v or "").strip() for k, v in data.items()}
+        self._tables[(kind, name)] = table
+        return table
 
 
 def _read(path: Path) -> str:

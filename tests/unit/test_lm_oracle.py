@@ -154,3 +154,19 @@ def test_logprobs_are_those_of_a_deterministic_model():
     out = OracleLM().generate([MotifPreference().prompt((KILL, GOLD))], SamplingParams(logprobs=1))[0]
     assert "".join(t.token for t in out.logprobs) == out.text
     assert all(t.logprob == 0.0 for t in out.logprobs)
+
+
+def test_trigger_shortcut_never_changes_the_events():
+    from llmexplore.lm.oracle.nethack import message_events, message_events_slow
+    from tests.helpers.pairs import MESSAGES
+
+    extra = ["You die...", "You slay the orc.", "The gnome lord is killed!", "You feel more experienced.",
+             "There is a staircase going down here.", "You climb down the ladder.", "You fall through a trap door!",
+             "You are hit by an arrow!", "The kobold hits!", "The jackal misses you.", "You faint from lack of food.",
+             "You are beginning to feel weak.", "WHAMM!", "Never mind.", "You can't go up here.",
+             "You don't have anything to eat.", "$ - 3 gold pieces.", "You now wield the long sword.",
+             "There are several objects here.", "You enter an opulent throne room!", "There is a throne here.",
+             "Things that are here:", "You see no objects here.", "Welcome to David's treasure zoo!", "YOU KILL IT!"]
+    for msg in MESSAGES + extra:
+        assert message_events(msg) == message_events_slow(msg), msg
+    assert sum(bool(message_events(m)) for m in extra) >= len(extra) - 2

@@ -28,7 +28,7 @@ def make_backend(config: LMConfig) -> LanguageModel:
         if not base_url:
             raise ConfigError("the openai backend needs base_url (e.g. http://localhost:8000/v1)",
                               hint="set lm.base_url or $OPENAI_BASE_URL")
-        _only(options, {"backoff_s", "max_backoff_s", "system"}, "openai")
+        _only(options, {"backoff_s", "max_backoff_s", "system", "prompts_per_request"}, "openai")
         return OpenAIBackend(config.model, base_url, os.environ.get(config.api_key_env), endpoint=config.endpoint,
                              concurrency=config.concurrency, timeout_s=config.timeout_s,
                              max_retries=config.max_retries, **options)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping, Sequence
 
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
@@ -55,9 +56,13 @@ def oracle_kinds() -> list[str]:
 
 
 def _motif(query: OracleQuery) -> str:
-    goals = query.prompts.table("motif_preference", "goals")
-    goal = nethack.goal_from_instruction(query.fields["goal_instruction"], goals)
+    goal = _goal(query.prompts, query.fields["goal_instruction"])
     return nethack.preference_answer(query.fields["first"], query.fields["second"], goal)
+
+
+@lru_cache(maxsize=256)
+def _goal(prompts: PromptLibrary, instruction: str) -> str:
+    return nethack.goal_from_instruction(instruction, prompts.table("motif_preference", "goals"))
 
 
 register_oracle_kind("motif_preference", _motif)

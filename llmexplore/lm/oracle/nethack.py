@@ -42,7 +42,30 @@ EVENTS: dict[str, tuple[str, str]] = {
                 r"\bnothing to\b|\bwhat do you want to\b", "the command did nothing useful"),
 }
 
-_COMPILED = [(name, re.compile(pattern, re.IGNORECASE)) for name, (pattern, _) in EVENTS.items()]
+#: lower-case words one of which every match of the event's pattern contains: a cheap test that
+#: skips most regex searches (a unit test checks they never change the result)
+TRIGGERS: dict[str, tuple[str, ...]] = {
+    "death": ("die", "killed by", "starve"),
+    "kill": ("kill", "destroy", "slay"),
+    "level_up": ("experience level", "more experienced"),
+    "hit_monster": ("you ", "turns to flee"),
+    "miss_monster": ("you miss",),
+    "gold": ("gold piece", "$ - "),
+    "stairs_down": ("down",),
+    "descend": ("descend", "down the", "deeper", "dungeon level", "fall through"),
+    "stairs_up": ("up",),
+    "new_item": (" - ", "you "),
+    "see_item": ("see here", "objects here", "are here"),
+    "discovery": ("hidden", "door opens", "there is a", "you enter", "welcome to"),
+    "hurt": ("hit", "bites", "stings", "kicks", "butts", "claws", "touches you", "burned", "frozen", "shocked"),
+    "monster_misses": ("misses",),
+    "hunger": ("feel", "faint", "hunger"),
+    "blocked": ("solid stone", "locked", "diagonally", "you stop", "in your way", "wall", "nothing happens", "whamm"),
+    "useless": ("unknown command", "never mind", "anything", "cannot", "can't", "nothing to", "what do you want"),
+}
+
+_COMPILED = [(name, re.compile("|".join(re.escape(t) for t in TRIGGERS[name])).search,
+              re.compile(pattern, re.IGNORECASE).search) for name, (pattern, _) in EVENTS.items()]
 
 #: goal -> event -> weight. Positive weights mark progress under that goal.
 WEIGHTS: dict[str, dict[str, float]] = {
@@ -79,7 +102,15 @@ TIE_MARGIN = 0.25
 def message_events(message: str) -> tuple[str, ...]:
     if not message.strip():
         return ()
-    return tuple(name for name, rx in _COMPILED if rx.search(message))
+    low = message.lower()
+    return tuple(name for name, trigger, search in _COMPILED if trigger(low) and search(message))
+
+
+def message_events_slow(message: str) -> tuple[str, ...]:
+    """``message_events`` without the trigger shortcut (the reference its tests compare to)."""
+    if not message.strip():
+        return ()
+    return tuple(name for name, _, search in _COMPILED if search(message))
 
 
 def message_value(message: str, goal: str) -> float:
