@@ -39,12 +39,18 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-def cache_key(namespace: str, params_text: str, prompt: str) -> bytes:
+def key_prefix(namespace: str, params_text: str) -> "hashlib._Hash":
+    """The hash state of (backend|model, params); ``cache_key`` continues a copy with the prompt."""
     h = hashlib.blake2b(digest_size=16)
     h.update(namespace.encode())
     h.update(b"\0")
     h.update(params_text.encode())
     h.update(b"\0")
+    return h
+
+
+def cache_key(namespace: str, params_text: str, prompt: str, prefix: "hashlib._Hash | None" = None) -> bytes:
+    h = (prefix or key_prefix(namespace, params_text)).copy()
     h.update(prompt.encode("utf-8", "surrogatepass"))
     return h.digest()
 
@@ -193,7 +199,8 @@ class CachedLM(LanguageModel):
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         ptext = params.cache_text()
-        keys = [cache_key(self.namespace, ptext, p) for p in prompts]
+        prefix = key_prefix(self.namespace, ptext)
+        keys = [cache_key(self.namespace, ptext, p, prefix) for p in prompts]
         found = self.cache.get_many(keys)
         todo: dict[bytes, str] = {}
         for key, prompt in zip(keys, prompts):

@@ -45,7 +45,11 @@ class Question(ABC):
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed: ...
 
     def prompt(self, item: Any) -> str:
-        return self.template.render(**{k: flatten(v) for k, v in self.fields(item).items()})
+        fields = self.fields(item)
+        for k, v in fields.items():
+            if "\n" in v or "\r" in v:
+                fields[k] = flatten(v)
+        return self.template.render(**fields)
 
     def shortcut(self, item: Any) -> Any:
         """A label known without asking, or ``_NO_SHORTCUT``."""

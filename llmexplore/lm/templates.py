@@ -19,7 +19,6 @@ import re
 import string
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping
 
 import yaml
 
@@ -63,10 +62,11 @@ class Template:
         self.signature = max(literals, key=len)
 
     def render(self, **fields: str) -> str:
-        missing = [f for f in self.fields if f not in fields]
-        if missing:
-            raise TemplateError(f"template {self.name} needs field(s) {', '.join(missing)}")
-        return self.text.format(**fields)
+        try:
+            return self.text.format_map(fields)
+        except KeyError:
+            missing = [f for f in self.fields if f not in fields]
+            raise TemplateError(f"template {self.name} needs field(s) {', '.join(missing)}") from None
 
     def parse(self, text: str) -> dict[str, str] | None:
         """The fields of a prompt rendered from this template (found anywhere in ``text``), else None."""
@@ -76,7 +76,7 @@ class Template:
         if m is None:
             return None
         fields = m.groupdict()
-        if self.text.format(**fields) != m.group(0):  # a field swallowed fixed text: not ours
+        if self.text.format_map(fields) != m.group(0):  # a field swallowed fixed text: not ours
             return None
         return fields
 

@@ -103,3 +103,15 @@ def test_cli_annotate_over_http_matches_the_embedded_oracle(faulty_server, tmp_p
     assert np.array_equal(np.load(tmp_path / "http" / name), np.load(tmp_path / "local" / name))
     assert http_report["counts"]["unknown"] == 0
     assert (tmp_path / "http" / "lm-cache.sqlite3").is_file()  # default cache sits beside the dataset
+
+
+def test_serve_on_a_busy_port_exits_2(clean_server):
+    import subprocess
+    import sys
+
+    from tests.helpers.lm_server import REPO
+
+    proc = subprocess.run([sys.executable, "-m", "llmexplore", "lm", "serve", "--port", str(clean_server.port),
+                           "--cache", ":memory:"], capture_output=True, text=True, cwd=REPO, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2 and f"cannot listen on 127.0.0.1:{clean_server.port}" in proc.stderr

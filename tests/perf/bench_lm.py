@@ -51,7 +51,7 @@ def distinct_pairs(n: int, salt: str, pool: int | None = None) -> list[tuple[str
 
 def bench_bare_oracle(n: int) -> float:
     q, oracle = MotifPreference(), OracleLM()
-    prompts = [q.prompt(p) for p in distinct_pairs(n, "bare")]
+    prompts = [q.prompt(p) for p in distinct_pairs(n, f"bare{time.perf_counter_ns()}-")]
     t = time.perf_counter()
     for start in range(0, n, 1000):
         for c, prompt in zip(oracle.generate(prompts[start:start + 1000], P), prompts[start:start + 1000]):
@@ -103,10 +103,11 @@ def bench_cache(tmp: Path, entries: int = 100_000) -> dict[str, float]:
     return out
 
 
-def bench_http(server: ServerProcess, n: int, round_: int) -> float:
-    backend = OpenAIBackend(server.model, server.base_url, concurrency=32, timeout_s=60)
+def bench_http(server: ServerProcess, n: int, round_: int, endpoint: str = "chat", per_request: int = 1) -> float:
+    backend = OpenAIBackend(server.model, server.base_url, concurrency=32, timeout_s=60, endpoint=endpoint,
+                            prompts_per_request=per_request)
     q = MotifPreference()
-    prompts = [q.prompt(p) for p in distinct_pairs(n, f"http{round_}-")]
+    prompts = [q.prompt(p) for p in distinct_pairs(n, f"http{round_}-{endpoint}{per_request}-")]
     backend.generate(prompts[:64], P)  # warm the connection pool
     t = time.perf_counter()
     out = backend.generate(prompts, P)
@@ -128,8 +129,11 @@ def main() -> None:
         ann = statistics.median(bench_annotation(args.pairs, tmp, r) for r in range(args.rounds))
         ann_pool = statistics.median(bench_annotation(args.pairs, tmp, r, 2000) for r in range(args.rounds))
         caches = [bench_cache(tmp / f"c{r}") for r in range(args.rounds) if not (tmp / f"c{r}").mkdir()]
+        http = {}
         with ServerProcess() as server:
-            http = statistics.median(bench_http(server, args.http_prompts, r) for r in range(args.rounds))
+            for endpoint, per_request in (("chat", 1), ("completion", 1), ("completion", 8)):
+                http[(endpoint, per_request)] = statistics.median(
+                    bench_http(server, args.http_prompts, r, endpoint, per_request) for r in range(args.rounds))
     print(f"median of {args.rounds} rounds")
     print(f"bare oracle (answer + parse, no cache, no files):  {bare:10,.0f} pairs/s   (baseline)")
     print(f"oracle annotation job ({args.pairs:,} distinct pairs, cache + labels): {ann:10,.0f} pairs/s   "
@@ -139,8 +143,9 @@ def main() -> None:
     for name in caches[0]:
         rate = statistics.median(c[name] for c in caches)
         print(f"cache hits, {name}: {rate:10,.0f} lookups/s   {rate / 50_000:.2f}x target 50,000")
-    print(f"HTTP server + oracle, openai client, concurrency 32: {http:10,.0f} prompts/s   "
-          f"{http / bare:.3f}x baseline, {http / 500:.2f}x target 500")
+    for (endpoint, per_request), rate in http.items():
+        print(f"HTTP server + oracle, openai backend, {endpoint} endpoint, {per_request} prompt(s)/request, "
+              f"concurrency 32: {rate:10,.0f} prompts/s   {rate / bare:.3f}x baseline, {rate / 500:.2f}x target 500")
 
 
 if __name__ == "__main__":
