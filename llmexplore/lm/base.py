@@ -47,7 +47,11 @@ class LanguageModel(ABC):
 
     @abstractmethod
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
-        """One completion per prompt, in order. Raises ``LMUnavailableError`` when the model cannot answer."""
+        """One completion per prompt, in order. Raises ``LMUnavailableError`` when the model cannot answer.
+
+        A backend that got some answers before failing attaches them to the exception as
+        ``exc.partial`` ({prompt index: Completion}) so the cache keeps them.
+        """
 
     def close(self) -> None:
         """Release connections, threads or GPU memory."""

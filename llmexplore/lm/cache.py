@@ -207,7 +207,16 @@ class CachedLM(LanguageModel):
             if key not in found and key not in todo:
                 todo[key] = prompt
         if todo:
-            answers = self.backend.generate(list(todo.values()), params)
+            try:
+                answers = self.backend.generate(list(todo.values()), params)
+            except Exception as exc:
+                # a backend may attach the answers it did get (``exc.partial``: index -> Completion)
+                partial = getattr(exc, "partial", None)
+                if partial:
+                    todo_keys = list(todo)
+                    self.cache.put_many(self.namespace, [(todo_keys[i], c) for i, c in partial.items()])
+                    self.backend_prompts += len(partial)
+                raise
             if len(answers) != len(todo):
                 raise RuntimeError(f"{self.name} returned {len(answers)} completions for {len(todo)} prompts")
             fresh = dict(zip(todo.keys(), answers))

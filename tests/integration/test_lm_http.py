@@ -115,3 +115,26 @@ def test_serve_on_a_busy_port_exits_2(clean_server):
                            "--cache", ":memory:"], capture_output=True, text=True, cwd=REPO, timeout=120,
                           env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2 and f"cannot listen on 127.0.0.1:{clean_server.port}" in proc.stderr
+
+
+def test_answers_of_a_failed_batch_are_kept_and_never_asked_again(tmp_path: Path):
+    from llmexplore.lm.cache import CachedLM, LMCache
+
+    question = OniClassification()
+    items = [f"{m} <{i}>" for i, m in enumerate(MESSAGES * 4)]
+    with ServerProcess("--error-rate", "0.3", "--fault-seed", "3") as server:
+        backend = OpenAIBackend(server.model, server.base_url, max_retries=0, concurrency=8)
+        lm = CachedLM(backend, LMCache(tmp_path / "c.sqlite3"))
+        failures = 0
+        for _ in range(50):
+            try:
+                labels = ask(lm, question, items, P).labels
+                break
+            except LMUnavailableError:
+                failures += 1
+        lm.close()
+        stats = server.stats()
+    assert failures > 0
+    assert labels == ask(OracleLM(), question, items, P).labels
+    # every prompt the server answered is answered once: failed batches lost nothing
+    assert stats["prompts"] == len(items) == lm.cache.counters.stored

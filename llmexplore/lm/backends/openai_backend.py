@@ -167,8 +167,18 @@ class OpenAIBackend(LanguageModel):
         groups = [list(prompts[i:i + size]) for i in range(0, len(prompts), size)]
 
         async def batch() -> list[Completion]:
-            answers = await asyncio.gather(*(self._one(g, params) for g in groups))
-            return [c for group in answers for c in group]
+            answers = await asyncio.gather(*(self._one(g, params) for g in groups), return_exceptions=True)
+            failures = [a for a in answers if isinstance(a, BaseException)]
+            if failures:
+                # keep what did come back: the cache stores it, so it is never asked again
+                done: dict[int, Completion] = {}
+                for g, answer in enumerate(answers):
+                    if not isinstance(answer, BaseException):
+                        done.update({g * size + j: c for j, c in enumerate(answer)})
+                error = failures[0]
+                error.partial = done  # type: ignore[attr-defined]
+                raise error
+            return [c for group in answers for c in group]  # type: ignore[union-attr]
 
         return self._run(batch())
 
