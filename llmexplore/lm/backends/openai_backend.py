@@ -15,6 +15,7 @@ which cuts the client's per-request cost when the model is fast.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import threading
 from typing import Any, Sequence
@@ -45,13 +46,10 @@ class OpenAIBackend(LanguageModel):
             raise LMRequestError(f"endpoint must be 'chat' or 'completion', not {endpoint!r}")
         self._openai = openai
         # Requests go through the client's generic ``post`` with plain JSON bodies: the typed
-        # ``create`` helpers re-validate every nested parameter, which costs more CPU than the
-        # HTTP exchange itself when the model is fast. Replies are still parsed into the
-        # client's own types, and errors are the client's own exceptions.
-        from openai.types import Completion as _CompletionType
-        from openai.types.chat import ChatCompletion as _ChatType
-
-        self._chat_type, self._completion_type = _ChatType, _CompletionType
+        # ``create`` helpers re-validate every nested parameter and build typed replies, which
+        # costs more CPU than the HTTP exchange itself when the model is fast. Errors are the
+        # client's own exceptions.
+        self._raw_response = _response_type()
         self.base_url = base_url.rstrip("/")
         self.endpoint = endpoint
         self.name = f"openai-{endpoint}"
@@ -241,64 +239,82 @@ class OpenAIBackend(LanguageModel):
             return [await self._chat(client, prompts[0], params)]
         return await self._completions(client, prompts, params)
 
+    async def _post(self, client: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST through the client (its timeouts, connection handling and HTTP error types) and read
+        the JSON reply ourselves: cheaper than the client's typed models, and strict about garbage."""
+        response = await client.post(path, cast_to=self._raw_response, body=body)
+        try:
+            data = json.loads(response.content)
+        except ValueError:
+            raise MalformedReply("reply body is not JSON") from None
+        if not isinstance(data, dict):
+            raise MalformedReply("reply body is not a JSON object")
+        return data
+
     async def _chat(self, client: Any, prompt: str, params: SamplingParams) -> Completion:
         kw = self._sampling(params)
         messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
             {"role": "user", "content": prompt}]
         if params.logprobs is not None:
             kw.update(logprobs=True, top_logprobs=params.logprobs)
-        reply = await client.post("/chat/completions", cast_to=self._chat_type,
-                                  body={"model": self._model, "messages": messages, **kw})
-        choice = _first_choice(reply)
+        data = await self._post(client, "/chat/completions", {"model": self._model, "messages": messages, **kw})
+        choice = _choices(data, 1)[0]
         logprobs = None
-        if params.logprobs is not None and choice.logprobs is not None and choice.logprobs.content is not None:
-            logprobs = tuple(TokenLogprob(t.token, float(t.logprob),
-                                          {a.token: float(a.logprob) for a in (t.top_logprobs or [])})
-                             for t in choice.logprobs.content)
-        return _completion(choice, choice.message.content, logprobs)
+        content = (choice.get("logprobs") or {}).get("content") if params.logprobs is not None else None
+        if content is not None:
+            logprobs = tuple(TokenLogprob(t["token"], float(t["logprob"]),
+                                          {a["token"]: float(a["logprob"]) for a in (t.get("top_logprobs") or [])})
+                             for t in content)
+        return _completion(choice, choice["message"].get("content"), logprobs)
 
     async def _completions(self, client: Any, prompts: list[str], params: SamplingParams) -> list[Completion]:
         kw = self._sampling(params)
         if params.logprobs is not None:
             kw["logprobs"] = params.logprobs
-        reply = await client.post("/completions", cast_to=self._completion_type,
-                                  body={"model": self._model, "prompt": prompts if len(prompts) > 1 else prompts[0],
-                                        **kw})
-        choices = _choices(reply, len(prompts))
+        data = await self._post(client, "/completions", {
+            "model": self._model, "prompt": prompts if len(prompts) > 1 else prompts[0], **kw})
         out = []
-        for choice in choices:
+        for choice in _choices(data, len(prompts)):
             logprobs = None
-            lp = getattr(choice, "logprobs", None)
-            if params.logprobs is not None and lp is not None and lp.tokens is not None:
-                tops = lp.top_logprobs or [None] * len(lp.tokens)
+            lp = choice.get("logprobs") if params.logprobs is not None else None
+            if lp and lp.get("tokens") is not None:
+                tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
                 logprobs = tuple(TokenLogprob(tok, float(val), {k: float(v) for k, v in (top or {}).items()})
-                                 for tok, val, top in zip(lp.tokens, lp.token_logprobs, tops))
-            out.append(_completion(choice, choice.text, logprobs))
+                                 for tok, val, top in zip(lp["tokens"], lp["token_logprobs"], tops))
+            out.append(_completion(choice, choice.get("text"), logprobs))
         return out
 
 
-def _completion(choice: Any, text: Any, logprobs: tuple[TokenLogprob, ...] | None) -> Completion:
+def _completion(choice: dict[str, Any], text: Any, logprobs: tuple[TokenLogprob, ...] | None) -> Completion:
     if text is None:
         text = ""
     if not isinstance(text, str):
         raise MalformedReply(f"completion text is {type(text).__name__}")
-    return Completion(text, getattr(choice, "finish_reason", None), logprobs)
+    return Completion(text, choice.get("finish_reason"), logprobs)
 
 
-def _first_choice(reply: Any) -> Any:
-    return _choices(reply, 1)[0]
-
-
-def _choices(reply: Any, n: int) -> list[Any]:
+def _choices(data: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """The reply's choices in prompt order; exactly one per prompt, or the reply is malformed."""
-    choices = getattr(reply, "choices", None)
-    if not isinstance(choices, list) or len(choices) != n:
+    choices = data.get("choices")
+    if not isinstance(choices, list) or len(choices) != n or not all(isinstance(c, dict) for c in choices):
         raise MalformedReply(f"reply has {len(choices) if isinstance(choices, list) else 'no'} choices for {n} prompts")
     if n > 1:
-        choices = sorted(choices, key=lambda c: c.index)
-        if [c.index for c in choices] != list(range(n)):
+        choices = sorted(choices, key=lambda c: c.get("index", -1))
+        if [c.get("index") for c in choices] != list(range(n)):
             raise MalformedReply("reply's choice indices do not match the prompts")
     return choices
+
+
+def _response_type() -> type:
+    """The HTTP response class the client returns raw (``httpx2`` in openai 3, ``httpx`` before)."""
+    try:
+        import httpx2
+
+        return httpx2.Response
+    except ImportError:  # pragma: no cover - older openai releases
+        import httpx
+
+        return httpx.Response
 
 
 def _short(exc: BaseException | None, limit: int = 200) -> str:
