@@ -89,12 +89,13 @@ class OracleLM(LanguageModel):
         retry = self.prompts.retry.parse(prompt)
         if retry is not None:
             prompt = retry["question"]
-        for i, template in enumerate(self._templates):
+        templates = self._templates  # replaced, never mutated: safe to read from several threads
+        for i, template in enumerate(templates):
             fields = template.parse(prompt)
             if fields is None:
                 continue
-            if i:  # keep the most recently used template first: batches repeat one kind
-                self._templates.insert(0, self._templates.pop(i))
+            if i:  # try the most recently used template first next time: batches repeat one kind
+                self._templates = [template] + [t for t in templates if t is not template]
             kind, version = template.name.split("/", 1)
             answer = _ANSWERS.get(kind)
             if answer is None:
