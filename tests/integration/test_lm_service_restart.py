@@ -25,8 +25,10 @@ def test_server_restart_loses_nothing():
     try:
         service.start()
         service.submit(items)
-        while service.stats()["labelled"] < 60:
+        deadline = time.monotonic() + 60
+        while service.stats()["labelled"] < 60 and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert service.stats()["labelled"] < 300, "the kill should land mid-run"
         server.kill()  # mid-run, with requests in flight
         time.sleep(1.5)
         down = service.stats()
