@@ -201,6 +201,7 @@ def _load_command_modules() -> None:
 COMMAND_MODULES: list[str] = [
     "llmexplore.benchmarks.commands",
     "llmexplore.benchmarks.eval_commands",
+    "llmexplore.lm.commands",
 ]
 
 

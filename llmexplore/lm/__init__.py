@@ -1,5 +1,38 @@
-"""Language-model backends, prompts, parsing, cache and annotation services."""
+"""Language models: backends, prompt templates, strict parsing, a persistent cache, annotation.
 
-from llmexplore.lm.config import LMConfig
+Entry points other parts use:
+- ``make_lm(config)``: the configured backend behind the shared SQLite cache.
+- ``make_question(kind, ...)`` / the ``Question`` classes and ``ask(lm, question, items, params)``.
+- ``annotate_pairs(dataset, lm, ...)``: the resumable Motif annotation job.
+- ``AnnotationService``: asynchronous labels for online methods (ONI).
+- ``register_oracle_kind(kind, answer)``: teach the embedded oracle a question kind.
+"""
 
-__all__ = ["LMConfig"]
+from llmexplore.lm.config import LMConfig, SamplingParams
+
+__all__ = ["LMConfig", "SamplingParams", "make_lm", "ask", "make_question", "annotate_pairs",
+           "AnnotationService", "register_oracle_kind"]
+
+
+def __getattr__(name: str):  # keep `import llmexplore.lm` light: load the parts on first use
+    if name == "make_lm":
+        from llmexplore.lm.backends import make_lm
+
+        return make_lm
+    if name in ("ask", "make_question"):
+        from llmexplore.lm import questions
+
+        return getattr(questions, name)
+    if name == "annotate_pairs":
+        from llmexplore.lm.annotate import annotate_pairs
+
+        return annotate_pairs
+    if name == "AnnotationService":
+        from llmexplore.lm.service import AnnotationService
+
+        return AnnotationService
+    if name == "register_oracle_kind":
+        from llmexplore.lm.oracle import register_oracle_kind
+
+        return register_oracle_kind
+    raise AttributeError(name)

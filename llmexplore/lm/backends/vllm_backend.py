@@ -1,0 +1,68 @@
+"""Backend ``vllm``: in-process vLLM for large offline annotation on a GPU.
+
+vLLM is imported only when this backend is built, so the rest of the suite never needs
+it. ``model`` is a local weights folder (nothing is downloaded at run time); options go
+to ``vllm.LLM`` (e.g. ``tensor_parallel_size``, ``gpu_memory_utilization``,
+``max_model_len``, ``dtype``). vLLM batches the whole prompt list itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from llmexplore.errors import ConfigError, require
+from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
+from llmexplore.lm.config import SamplingParams
+
+
+class VLLMBackend(LanguageModel):
+    supports_logprobs = True
+
+    def __init__(self, model: str | None, *, endpoint: str = "chat", system: str | None = None, **llm_options: Any):
+        if not model:
+            raise ConfigError("the vllm backend needs `model`: a local folder with the model weights")
+        if not Path(model).expanduser().exists():
+            raise ConfigError(f"model weights folder {model} not found",
+                              hint="download the weights beforehand and give their local path; "
+                                   "nothing is fetched at run time")
+        self._vllm = require("vllm", "vllm", "The in-process vLLM backend")
+        self.endpoint = endpoint
+        self.name = f"vllm-{endpoint}"
+        self.system = system
+        self._model_path = str(Path(model).expanduser())
+        self._llm = self._vllm.LLM(model=self._model_path, **llm_options)
+
+    @property
+    def model_id(self) -> str:
+        return Path(self._model_path).name
+
+    def _params(self, params: SamplingParams) -> Any:
+        return self._vllm.SamplingParams(temperature=params.temperature, top_p=params.top_p,
+                                         max_tokens=params.max_tokens, stop=list(params.stop) or None,
+                                         seed=params.seed, logprobs=params.logprobs)
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        sp = self._params(params)
+        if self.endpoint == "chat":
+            conversations = [([{"role": "system", "content": self.system}] if self.system else [])
+                             + [{"role": "user", "content": p}] for p in prompts]
+            outputs = self._llm.chat(conversations, sp, use_tqdm=False)
+        else:
+            outputs = self._llm.generate(list(prompts), sp, use_tqdm=False)
+        return [_completion(o.outputs[0], params) for o in outputs]
+
+    def close(self) -> None:
+        self._llm = None
+
+
+def _completion(out: Any, params: SamplingParams) -> Completion:
+    logprobs = None
+    if params.logprobs is not None and getattr(out, "logprobs", None):
+        items = []
+        for token_id, position in zip(out.token_ids, out.logprobs):
+            chosen = position[token_id]
+            top = {(lp.decoded_token or str(tid)): float(lp.logprob) for tid, lp in position.items()}
+            items.append(TokenLogprob(chosen.decoded_token or str(token_id), float(chosen.logprob), top))
+        logprobs = tuple(items)
+    return Completion(out.text, out.finish_reason, logprobs)

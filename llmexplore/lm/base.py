@@ -1,0 +1,63 @@
+"""The one interface every language model backend implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from llmexplore.lm.config import SamplingParams
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    token: str
+    logprob: float
+    #: the most likely alternatives at this position (token -> logprob), when asked for
+    top: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> list[Any]:
+        return [self.token, self.logprob, self.top]
+
+    @classmethod
+    def from_json(cls, data: Sequence[Any]) -> "TokenLogprob":
+        return cls(str(data[0]), float(data[1]), dict(data[2]) if len(data) > 2 and data[2] else {})
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str | None = "stop"
+    logprobs: tuple[TokenLogprob, ...] | None = None
+
+
+class LanguageModel(ABC):
+    """A text-in, text-out model answering batches of prompts.
+
+    ``name`` identifies the backend and endpoint kind (it is part of cache keys, since the
+    same model answers differently through a chat template), ``model_id`` the model.
+    """
+
+    name: str = "lm"
+    supports_logprobs: bool = False
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str: ...
+
+    @abstractmethod
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """One completion per prompt, in order. Raises ``LMUnavailableError`` when the model cannot answer.
+
+        A backend that got some answers before failing attaches them to the exception as
+        ``exc.partial`` ({prompt index: Completion}) so the cache keeps them.
+        """
+
+    def close(self) -> None:
+        """Release connections, threads or GPU memory."""
+
+    def __enter__(self) -> "LanguageModel":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

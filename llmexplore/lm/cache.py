@@ -1,0 +1,238 @@
+"""A persistent completion cache: nothing is ever asked of a language model twice.
+
+Keys hash (backend, model, sampling parameters, prompt). The file is SQLite in WAL mode:
+many processes may read and write it at once, a killed process never loses a committed
+entry, and a torn write never corrupts it. Each ``LMCache`` object holds one connection
+(guarded by a lock, so threads may share it) and reopens it after a fork.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
+from llmexplore.lm.config import MEMORY_CACHE, SamplingParams
+
+SCHEMA_VERSION = "1"
+#: SQLite's default limit on bound variables is 32766; stay well below it
+_CHUNK = 900
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    id INTEGER PRIMARY KEY,
+    key BLOB NOT NULL UNIQUE,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    finish TEXT,
+    logprobs TEXT,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def key_prefix(namespace: str, params_text: str) -> "hashlib._Hash":
+    """The hash state of (backend|model, params); ``cache_key`` continues a copy with the prompt."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(namespace.encode())
+    h.update(b"\0")
+    h.update(params_text.encode())
+    h.update(b"\0")
+    return h
+
+
+def cache_key(namespace: str, params_text: str, prompt: str, prefix: "hashlib._Hash | None" = None) -> bytes:
+    h = (prefix or key_prefix(namespace, params_text)).copy()
+    h.update(prompt.encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def _encode_logprobs(logprobs: Sequence[TokenLogprob] | None) -> str | None:
+    return None if logprobs is None else json.dumps([t.to_json() for t in logprobs])
+
+
+def _decode_row(text: str, finish: str | None, logprobs: str | None) -> Completion:
+    lp = None if logprobs is None else tuple(TokenLogprob.from_json(t) for t in json.loads(logprobs))
+    return Completion(text, finish, lp)
+
+
+@dataclass
+class CacheCounters:
+    """What this process did with the cache (the file itself holds no counters)."""
+
+    lookups: int = 0
+    hits: int = 0
+    misses: int = 0
+    stored: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"lookups": self.lookups, "hits": self.hits, "misses": self.misses, "stored": self.stored}
+
+
+class LMCache:
+    def __init__(self, path: str | os.PathLike = MEMORY_CACHE, *, busy_timeout_s: float = 60.0):
+        self.path = str(path)
+        self.busy_timeout_s = busy_timeout_s
+        self.counters = CacheCounters()
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._conn: sqlite3.Connection | None = None
+        self._connect()
+
+    # -- connection ------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        if self.path != MEMORY_CACHE:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
+            if self.path != MEMORY_CACHE:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: process crashes lose nothing
+            conn.executescript(_SCHEMA)
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        except sqlite3.DatabaseError as exc:
+            from llmexplore.errors import DataError
+
+            raise DataError(f"LM cache {self.path} cannot be opened: {exc}",
+                            hint="point the cache setting at another file, or delete this one") from None
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    # -- lookups and stores ----------------------------------------------------------------
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Completion]:
+        found: dict[bytes, Completion] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            conn = self._connect()
+            for start in range(0, len(unique), _CHUNK):
+                part = unique[start:start + _CHUNK]
+                marks = ",".join("?" * len(part))
+                for key, text, finish, lp in conn.execute(
+                        f"SELECT key, text, finish, logprobs FROM completions WHERE key IN ({marks})", part):
+                    found[key] = _decode_row(text, finish, lp)
+            self.counters.lookups += len(keys)
+            hits = sum(1 for k in keys if k in found)
+            self.counters.hits += hits
+            self.counters.misses += len(keys) - hits
+        return found
+
+    def get(self, key: bytes) -> Completion | None:
+        with self._lock:
+            row = self._connect().execute(
+                "SELECT text, finish, logprobs FROM completions WHERE key = ?", (key,)).fetchone()
+            self.counters.lookups += 1
+            if row is None:
+                self.counters.misses += 1
+                return None
+            self.counters.hits += 1
+        return _decode_row(*row)
+
+    def put_many(self, model: str, items: Iterable[tuple[bytes, Completion]]) -> None:
+        now = time.time()
+        rows = [(k, model, c.text, c.finish_reason, _encode_logprobs(c.logprobs), now) for k, c in items]
+        if not rows:
+            return
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # rows append in id order; only the small key index takes random inserts (3x faster
+                # than keying the table itself by the hash)
+                conn.executemany("INSERT OR IGNORE INTO completions (key, model, text, finish, logprobs, created) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)", rows)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self.counters.stored += len(rows)
+
+    # -- reporting -------------------------------------------------------------------------
+    def entries(self, model: str | None = None) -> int:
+        with self._lock:
+            conn = self._connect()
+            if model is None:
+                return int(conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
+            return int(conn.execute("SELECT COUNT(*) FROM completions WHERE model = ?", (model,)).fetchone()[0])
+
+    def models(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._connect().execute("SELECT model, COUNT(*) FROM completions GROUP BY model").fetchall()
+        return {m: int(n) for m, n in rows}
+
+    def stats(self) -> dict[str, object]:
+        return {"path": self.path, **self.counters.as_dict(), "entries": self.entries()}
+
+
+class CachedLM(LanguageModel):
+    """Any backend behind the cache. Only prompts never answered before reach the backend."""
+
+    def __init__(self, backend: LanguageModel, cache: LMCache):
+        self.backend = backend
+        self.cache = cache
+        self.name = backend.name
+        self.supports_logprobs = backend.supports_logprobs
+        self.namespace = f"{backend.name}|{backend.model_id}"
+        self.backend_calls = 0
+        self.backend_prompts = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        ptext = params.cache_text()
+        prefix = key_prefix(self.namespace, ptext)
+        keys = [cache_key(self.namespace, ptext, p, prefix) for p in prompts]
+        found = self.cache.get_many(keys)
+        todo: dict[bytes, str] = {}
+        for key, prompt in zip(keys, prompts):
+            if key not in found and key not in todo:
+                todo[key] = prompt
+        if todo:
+            try:
+                answers = self.backend.generate(list(todo.values()), params)
+            except Exception as exc:
+                # a backend may attach the answers it did get (``exc.partial``: index -> Completion)
+                partial = getattr(exc, "partial", None)
+                if partial:
+                    todo_keys = list(todo)
+                    self.cache.put_many(self.namespace, [(todo_keys[i], c) for i, c in partial.items()])
+                    self.backend_prompts += len(partial)
+                raise
+            if len(answers) != len(todo):
+                raise RuntimeError(f"{self.name} returned {len(answers)} completions for {len(todo)} prompts")
+            fresh = dict(zip(todo.keys(), answers))
+            self.cache.put_many(self.namespace, fresh.items())  # stored before anyone uses them
+            self.backend_calls += 1
+            self.backend_prompts += len(todo)
+            found.update(fresh)
+        return [found[k] for k in keys]
+
+    def stats(self) -> dict[str, object]:
+        return {**self.cache.stats(), "backend_calls": self.backend_calls, "backend_prompts": self.backend_prompts}
+
+    def close(self) -> None:
+        self.backend.close()
+        self.cache.close()
+
+
+def counters_delta(after: Mapping[str, int], before: Mapping[str, int]) -> dict[str, int]:
+    return {k: int(after[k]) - int(before.get(k, 0)) for k in after if isinstance(after[k], int)}

@@ -1,0 +1,171 @@
+"""``llmexplore lm ...``: annotate a pair dataset, serve a model over HTTP, list prompts, inspect a cache."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from llmexplore.cli import Handler, command, parse_option_pairs
+from llmexplore.errors import ConfigError
+
+
+def _lm_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("language model")
+    g.add_argument("--backend", choices=("oracle", "openai", "vllm"), help="default: oracle")
+    g.add_argument("--model", help="served model name (openai) or local weights folder (vllm)")
+    g.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    g.add_argument("--endpoint", choices=("chat", "completion"))
+    g.add_argument("--concurrency", type=int, help="openai: requests in flight")
+    g.add_argument("--cache", help="SQLite completion cache (':memory:' for none kept)")
+    g.add_argument("--prompts", help="prompt template folder (default: configs/prompts)")
+    g.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other LM setting or backend option, e.g. timeout_s=30 or options.latency_s=0.1")
+
+
+def _lm_config(args: argparse.Namespace) -> Any:
+    from pydantic import ValidationError
+
+    from llmexplore.benchmarks.spec import format_validation_error
+    from llmexplore.lm.config import LMConfig
+
+    data: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in parse_option_pairs(args.lm).items():
+        if key.startswith("options."):
+            options[key[len("options."):]] = value
+        else:
+            data[key] = value
+    for key in ("backend", "model", "base_url", "endpoint", "concurrency", "cache", "prompts"):
+        if getattr(args, key, None) is not None:
+            data[key] = getattr(args, key)
+    if options:
+        data["options"] = {**data.get("options", {}), **options}
+    try:
+        return LMConfig(**data)
+    except ValidationError as exc:
+        raise ConfigError("invalid LM settings: " + format_validation_error(exc)) from None
+
+
+def _chunk(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"--chunk {text!r} must look like K/N, e.g. 0/4") from None
+    return k, n
+
+
+@command("lm", "language models: annotate pair datasets, serve a model over HTTP, list prompts, inspect caches")
+def _lm(p: argparse.ArgumentParser) -> Handler:
+    sub = p.add_subparsers(dest="lm_command", required=True, metavar="SUBCOMMAND")
+
+    a = sub.add_parser("annotate", help="label a Motif pair dataset with LM preferences (resumable)",
+                       description="Label a Motif pair dataset with LM preferences. Rerunning resumes.")
+    a.add_argument("dataset", help="pair dataset folder (data/, info/, preference/)")
+    a.add_argument("--goal", default="defaultgoal", help="defaultgoal | zeroknowledge | combat | gold | stairs")
+    a.add_argument("--version", default="default", help="prompt version: default | reworded")
+    a.add_argument("--annotator", help="annotator name in the label file name (default: from the model)")
+    a.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
+    a.add_argument("--batch-size", type=int, default=128)
+    a.add_argument("--quiet", action="store_true", help="no progress display")
+    _lm_options(a)
+    a.set_defaults(_lm_handler=_annotate)
+
+    s = sub.add_parser("serve", help="serve a backend through an OpenAI-compatible HTTP API",
+                       description="Serve a backend (default: the oracle) through an OpenAI-compatible HTTP API.")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000, help="0 picks a free port (printed on start)")
+    s.add_argument("--model-name", help="name clients use (default: the backend's model id)")
+    s.add_argument("--max-batch", type=int, default=256, help="most prompts per backend call")
+    f = s.add_argument_group("fault injection (for tests)")
+    f.add_argument("--slow-rate", type=float, default=0.0, help="fraction of requests answered late")
+    f.add_argument("--slow-seconds", type=float, default=2.0)
+    f.add_argument("--error-rate", type=float, default=0.0, help="fraction answered with HTTP 500")
+    f.add_argument("--rate-limit-rate", type=float, default=0.0, help="fraction answered with HTTP 429")
+    f.add_argument("--drop-rate", type=float, default=0.0, help="fraction whose connection is dropped")
+    f.add_argument("--garbage-rate", type=float, default=0.0, help="fraction answered 200 with a garbage body")
+    f.add_argument("--latency", type=float, default=0.0, help="seconds added to every completion request")
+    f.add_argument("--fault-seed", type=int, default=0)
+    _lm_options(s)
+    s.set_defaults(_lm_handler=_serve)
+
+    pr = sub.add_parser("prompts", help="list prompt templates and their fields")
+    pr.add_argument("--prompts", help="prompt template folder (default: configs/prompts)")
+    pr.set_defaults(_lm_handler=_prompts)
+
+    c = sub.add_parser("cache", help="entries per model in a completion cache")
+    c.add_argument("path")
+    c.set_defaults(_lm_handler=_cache)
+
+    def handle(args: argparse.Namespace) -> int:
+        return args._lm_handler(args)
+
+    return handle
+
+
+def _annotate(args: argparse.Namespace) -> int:
+    from llmexplore.lm.annotate import annotate_from_config
+
+    if args.batch_size < 1:
+        raise ConfigError("--batch-size must be at least 1")
+    config = _lm_config(args)
+    report = annotate_from_config(args.dataset, config, goal=args.goal, version=args.version,
+                                  annotator=args.annotator, chunk=_chunk(args.chunk), batch_size=args.batch_size,
+                                  progress=not args.quiet)
+    print(json.dumps(report.as_dict()), flush=True)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from llmexplore.lm.backends import make_lm
+    from llmexplore.lm.server import Faults, LMServer, serve_forever
+
+    faults = Faults(slow_rate=args.slow_rate, slow_s=args.slow_seconds, error_rate=args.error_rate,
+                    rate_limit_rate=args.rate_limit_rate, drop_rate=args.drop_rate, garbage_rate=args.garbage_rate,
+                    latency_s=args.latency, seed=args.fault_seed)
+    for name in ("slow_rate", "error_rate", "rate_limit_rate", "drop_rate", "garbage_rate"):
+        if not 0.0 <= getattr(faults, name) <= 1.0:
+            raise ConfigError(f"--{name.replace('_', '-')} must be between 0 and 1")
+    lm = make_lm(_lm_config(args))
+    server = LMServer(lm, model_name=args.model_name, faults=faults, max_batch=args.max_batch)
+
+    def ready(port: int) -> None:
+        print(f"llmexplore lm serve: listening on http://{args.host}:{port}/v1 (model {server.model_name})",
+              flush=True)
+
+    try:
+        serve_forever(server, args.host, args.port, ready)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+                          hint="choose another --port (0 picks a free one)") from None
+    finally:
+        lm.close()
+    return 0
+
+
+def _prompts(args: argparse.Namespace) -> int:
+    from llmexplore.lm.oracle import oracle_kinds
+    from llmexplore.lm.templates import PromptLibrary
+
+    lib = PromptLibrary(args.prompts)
+    print(f"prompt folder: {lib.root}")
+    answered = set(oracle_kinds())
+    for t in lib.templates():
+        kind = t.name.split("/")[0]
+        print(f"  {t.name:36s} fields: {', '.join(t.fields):40s} oracle: {'yes' if kind in answered else 'no'}")
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from llmexplore.lm.cache import LMCache
+
+    if not Path(args.path).is_file():
+        raise ConfigError(f"no cache file at {args.path}")
+    cache = LMCache(args.path)
+    print(json.dumps({"path": args.path, "entries": cache.entries(), "models": cache.models()}, indent=2))
+    cache.close()
+    return 0
+
+

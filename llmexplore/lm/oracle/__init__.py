@@ -1,0 +1,126 @@
+"""The embedded oracle: deterministic, rule-based answers written like an LM's.
+
+It reads the question from the prompt text alone (behind ``llmexplore lm serve`` only
+text crosses the wire): each prompt template can be parsed back into its fields, the
+template says which question kind was asked, and the kind's registered answer function
+writes a short reasoning followed by the declared answer. The reply then goes through
+the same parser as a real model's, so the whole pipeline runs without any model.
+
+Extension point: ``register_oracle_kind(kind, answer)`` where ``answer(query)`` receives
+an ``OracleQuery`` (kind, template version, parsed fields, prompt library) and returns
+the reply text. The Housekeep environment registers ``housekeep_placement`` this way;
+MaestroMotif may register ``maestro_code``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Mapping, Sequence
+
+from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
+from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.errors import OracleError
+from llmexplore.lm.oracle import crafter, nethack
+from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
+
+ORACLE_VERSION = "1"  # bump when any answer rule changes: it is part of every cache key
+
+UNRECOGNISED = ("I can only answer the questions this suite asks (message preferences, message "
+                "classification, goal suggestions, placements). I do not recognise this request.")
+
+
+@dataclass(frozen=True)
+class OracleQuery:
+    kind: str
+    version: str
+    fields: Mapping[str, str]
+    prompts: PromptLibrary
+
+
+OracleAnswer = Callable[[OracleQuery], str]
+_ANSWERS: dict[str, OracleAnswer] = {}
+
+
+def register_oracle_kind(kind: str, answer: OracleAnswer, *, replace: bool = False) -> None:
+    """Teach the oracle to answer one question kind (templates: ``<prompts>/<kind>/*.txt``)."""
+    if kind in _ANSWERS and not replace and _ANSWERS[kind] is not answer:
+        raise OracleError(f"the oracle already has an answer function for {kind!r}",
+                          hint="pass replace=True to override it")
+    _ANSWERS[kind] = answer
+
+
+def oracle_kinds() -> list[str]:
+    return sorted(_ANSWERS)
+
+
+def _motif(query: OracleQuery) -> str:
+    goal = _goal(query.prompts, query.fields["goal_instruction"])
+    return nethack.preference_answer(query.fields["first"], query.fields["second"], goal)
+
+
+@lru_cache(maxsize=256)
+def _goal(prompts: PromptLibrary, instruction: str) -> str:
+    return nethack.goal_from_instruction(instruction, prompts.table("motif_preference", "goals"))
+
+
+register_oracle_kind("motif_preference", _motif)
+register_oracle_kind("oni_classification", lambda q: nethack.classification_answer(q.fields["message"]))
+register_oracle_kind("ellm_goals", lambda q: crafter.goals_answer(q.fields["caption"]))
+
+
+class OracleLM(LanguageModel):
+    """Backend ``oracle``. Options: ``latency_s`` (sleep per call, to simulate a slow model)."""
+
+    name = "oracle"
+    supports_logprobs = True
+
+    def __init__(self, prompts: PromptLibrary | str | None = None, latency_s: float = 0.0):
+        self.prompts = prompts if isinstance(prompts, PromptLibrary) else load_prompts(prompts)
+        self.latency_s = float(latency_s)
+        self._templates: list[Template] = [t for t in self.prompts.templates()]
+
+    @property
+    def model_id(self) -> str:
+        return f"llmexplore-oracle-{ORACLE_VERSION}"
+
+    def answer(self, prompt: str) -> str:
+        retry = self.prompts.retry.parse(prompt)
+        if retry is not None:
+            prompt = retry["question"]
+        templates = self._templates  # replaced, never mutated: safe to read from several threads
+        for i, template in enumerate(templates):
+            fields = template.parse(prompt)
+            if fields is None:
+                continue
+            if i:  # try the most recently used template first next time: batches repeat one kind
+                self._templates = [template] + [t for t in templates if t is not template]
+            kind, version = template.name.split("/", 1)
+            answer = _ANSWERS.get(kind)
+            if answer is None:
+                raise OracleError(f"the oracle has no answer function for question kind {kind!r}",
+                                  hint="import the module that registers it (register_oracle_kind), "
+                                       "or use a real model for this kind")
+            return answer(OracleQuery(kind, version, fields, self.prompts))
+        return UNRECOGNISED
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        if self.latency_s:
+            time.sleep(self.latency_s)
+        out = []
+        for prompt in prompts:
+            text = self.answer(prompt)
+            logprobs = None
+            if params.logprobs is not None:
+                # A deterministic model puts all probability on its one answer: logprob 0 per token.
+                logprobs = tuple(TokenLogprob(tok, 0.0, {tok: 0.0} if params.logprobs else {})
+                                 for tok in _tokens(text))
+            out.append(Completion(text, "stop", logprobs))
+        return out
+
+
+def _tokens(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"\s*\S+", text)

@@ -1,0 +1,174 @@
+"""Game knowledge for judging NetHack messages: what counts as progress, under which goal.
+
+A message is matched against a table of events (a kill, a level-up, gold, stairs, a new
+item, damage taken, a wasted move, ...). Each Motif goal weighs the events differently,
+so the goal visibly changes preferences: ``combat`` values kills and fights, ``gold``
+values gold, ``stairs`` values staircases and descending, ``defaultgoal`` the in-game
+score (kills, gold, depth), ``zeroknowledge`` general progress and discovery.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+GOALS = ("defaultgoal", "zeroknowledge", "combat", "gold", "stairs")
+
+#: event name -> (pattern, what it tells the player, in words for the oracle's reasoning)
+EVENTS: dict[str, tuple[str, str]] = {
+    "death": (r"\byou die\b|\bdie\.\.\.|killed by\b|\byou starve\b", "the player died"),
+    "kill": (r"\byou (?:kill|destroy|slay)\b|\bis (?:killed|destroyed)\b", "the player defeated a monster"),
+    "level_up": (r"welcome to experience level|you feel more experienced", "the player gained an experience level"),
+    "hit_monster": (r"\byou (?:hit|bite|kick|smite|strike|butt)\b|\bturns to flee\b", "the player landed an attack"),
+    "miss_monster": (r"\byou miss\b", "the player attacked but missed"),
+    "gold": (r"\bgold pieces?\b|^\$ - ", "gold is involved"),
+    "stairs_down": (r"staircase down|stairs? (?:going )?down|ladder down", "a way down is at hand"),
+    "descend": (r"\bdescend|\bdown the (?:stairs|ladder)|\bdeeper\b|dungeon level|you fall through",
+                "the player went deeper into the dungeon"),
+    "stairs_up": (r"staircase up|stairs? (?:going )?up|ladder up", "a staircase leading up is here"),
+    "new_item": (r"^[a-zA-Z] - |\byou (?:pick up|now wield|are now wearing|put on)\b", "the player obtained an item"),
+    "see_item": (r"\byou see here\b|\bthere are (?:several|many) objects here\b|\bthings that are here\b",
+                 "there is an item on the floor"),
+    "discovery": (r"\byou find (?:a )?hidden\b|\bthe door opens\b|\bthere is an? (?:altar|fountain|sink|throne)\b|"
+                  r"\byou enter\b|\bwelcome to\b(?! experience| nethack)", "something new was discovered"),
+    "hurt": (r"\byou are hit\b|\b(?:hits|bites|stings|kicks|butts|claws|touches you)!|\byou are (?:burned|frozen|shocked)\b",
+             "the player took damage"),
+    "monster_misses": (r"\bmisses[!.]|\bmisses you\b", "a monster attacked the player and missed"),
+    "hunger": (r"\byou (?:are beginning to )?feel (?:hungry|weak)|\bfaint\b|\bweak from hunger\b",
+               "the player is getting hungry or weak"),
+    "blocked": (r"solid stone|\bis locked\b|can't move diagonally|\byou stop\b|in your way|\bthere is a wall\b|"
+                r"\bnothing happens\b|\bwhamm\b", "a move was wasted"),
+    "useless": (r"\bunknown command\b|\bnever mind\b|\byou don't have anything\b|\byou cannot\b|\byou can't\b|"
+                r"\bnothing to\b|\bwhat do you want to\b", "the command did nothing useful"),
+}
+
+#: lower-case words one of which every match of the event's pattern contains: a cheap test that
+#: skips most regex searches (a unit test checks they never change the result)
+TRIGGERS: dict[str, tuple[str, ...]] = {
+    "death": ("die", "killed by", "starve"),
+    "kill": ("kill", "destroy", "slay"),
+    "level_up": ("experience level", "more experienced"),
+    "hit_monster": ("you ", "turns to flee"),
+    "miss_monster": ("you miss",),
+    "gold": ("gold piece", "$ - "),
+    "stairs_down": ("down",),
+    "descend": ("descend", "down the", "deeper", "dungeon level", "fall through"),
+    "stairs_up": ("up",),
+    "new_item": (" - ", "you "),
+    "see_item": ("see here", "objects here", "are here"),
+    "discovery": ("hidden", "door opens", "there is a", "you enter", "welcome to"),
+    "hurt": ("hit", "bites", "stings", "kicks", "butts", "claws", "touches you", "burned", "frozen", "shocked"),
+    "monster_misses": ("misses",),
+    "hunger": ("feel", "faint", "hunger"),
+    "blocked": ("solid stone", "locked", "diagonally", "you stop", "in your way", "wall", "nothing happens", "whamm"),
+    "useless": ("unknown command", "never mind", "anything", "cannot", "can't", "nothing to", "what do you want"),
+}
+
+_COMPILED = [(name, re.compile("|".join(re.escape(t) for t in TRIGGERS[name])).search,
+              re.compile(pattern, re.IGNORECASE).search) for name, (pattern, _) in EVENTS.items()]
+
+#: goal -> event -> weight. Positive weights mark progress under that goal.
+WEIGHTS: dict[str, dict[str, float]] = {
+    "defaultgoal": {"death": -5, "kill": 3, "level_up": 4, "hit_monster": 1, "miss_monster": 0.25, "gold": 2,
+                    "stairs_down": 2, "descend": 3, "stairs_up": 0.5, "new_item": 1.5, "see_item": 0.5,
+                    "discovery": 0.5, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
+    "zeroknowledge": {"death": -5, "kill": 2, "level_up": 3, "hit_monster": 0.5, "miss_monster": 0, "gold": 1,
+                      "stairs_down": 1, "descend": 2, "stairs_up": 0.5, "new_item": 2, "see_item": 1,
+                      "discovery": 1, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
+    "combat": {"death": -5, "kill": 5, "level_up": 4, "hit_monster": 3, "miss_monster": 1.5, "gold": 0.5,
+               "stairs_down": 0, "descend": 0.5, "stairs_up": 0, "new_item": 0.5, "see_item": 0,
+               "discovery": 0, "hurt": 1, "monster_misses": 1, "hunger": -1, "blocked": -0.5, "useless": -0.5},
+    "gold": {"death": -5, "kill": 1, "level_up": 1, "hit_monster": 0, "miss_monster": 0, "gold": 5,
+             "stairs_down": 0.5, "descend": 0.5, "stairs_up": 0, "new_item": 0.5, "see_item": 0.5,
+             "discovery": 0.5, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
+    "stairs": {"death": -5, "kill": 0.5, "level_up": 0.5, "hit_monster": 0, "miss_monster": 0, "gold": 0.5,
+               "stairs_down": 5, "descend": 6, "stairs_up": 1, "new_item": 0.5, "see_item": 0,
+               "discovery": 1, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -1, "useless": -0.5},
+}
+
+GOAL_SUMMARY = {
+    "defaultgoal": "the score rises by defeating monsters, collecting gold and reaching deeper levels",
+    "zeroknowledge": "progress means growing stronger, finding things and exploring further",
+    "combat": "the aim here is fighting, so attacks and kills count most",
+    "gold": "the aim here is gold, so anything that yields gold counts most",
+    "stairs": "the aim here is to go down, so staircases and descending count most",
+}
+
+#: two messages closer than this in value are a tie
+TIE_MARGIN = 0.25
+
+
+@lru_cache(maxsize=200_000)
+def message_events(message: str) -> tuple[str, ...]:
+    if not message.strip():
+        return ()
+    low = message.lower()
+    return tuple(name for name, trigger, search in _COMPILED if trigger(low) and search(message))
+
+
+def message_events_slow(message: str) -> tuple[str, ...]:
+    """``message_events`` without the trigger shortcut (the reference its tests compare to)."""
+    if not message.strip():
+        return ()
+    return tuple(name for name, _, search in _COMPILED if search(message))
+
+
+def message_value(message: str, goal: str) -> float:
+    weights = WEIGHTS[goal]
+    return float(sum(weights[e] for e in message_events(message)))
+
+
+def describe(message: str, goal: str) -> str:
+    events = message_events(message)
+    if not message.strip():
+        return "is empty, so nothing noteworthy happened"
+    if not events:
+        return "is routine and shows neither gain nor loss"
+    good = [EVENTS[e][1] for e in events if WEIGHTS[goal][e] > 0]
+    bad = [EVENTS[e][1] for e in events if WEIGHTS[goal][e] < 0]
+    parts = []
+    if good:
+        parts.append("says " + " and ".join(good))
+    if bad:
+        parts.append(("but " if good else "says ") + " and ".join(bad))
+    if not parts:
+        parts.append("mentions " + " and ".join(EVENTS[e][1] for e in events) + ", which does not matter for this goal")
+    return " ".join(parts)
+
+
+def goal_from_instruction(instruction: str, known: dict[str, str]) -> str:
+    """The goal name behind an instruction sentence: exact match first, then its key words."""
+    text = " ".join(instruction.split())
+    for name, sentence in known.items():
+        if " ".join(sentence.split()) == text and name in WEIGHTS:
+            return name
+    if not text:
+        return "zeroknowledge"
+    low = text.lower()
+    if "gold" in low and "monster" not in low:
+        return "gold"
+    if any(w in low for w in ("stair", "descend", "deeper")) and "gold" not in low:
+        return "stairs"
+    if any(w in low for w in ("fight", "combat", "kill", "attack")) and "gold" not in low:
+        return "combat"
+    return "defaultgoal"
+
+
+def preference_answer(first: str, second: str, goal: str) -> str:
+    """A short comparison, then the declared choice, as an LM would write it."""
+    v1, v2 = message_value(first, goal), message_value(second, goal)
+    if abs(v1 - v2) < TIE_MARGIN:
+        verdict, why = "none", "Neither message shows clearly more progress than the other."
+    elif v1 > v2:
+        verdict, why = "1", "Message 1 points to more progress."
+    else:
+        verdict, why = "2", "Message 2 points to more progress."
+    return (f"In NetHack {GOAL_SUMMARY[goal]}. Message 1 {describe(first, goal)}. "
+            f"Message 2 {describe(second, goal)}. {why}\nPreferred: {verdict}")
+
+
+def classification_answer(message: str) -> str:
+    helpful = message_value(message, "defaultgoal") > 0
+    verdict = "helpful" if helpful else "unhelpful"
+    return (f"In NetHack progress comes from growing stronger, finding items and going deeper. "
+            f"The message {describe(message, 'defaultgoal')}, so it is {verdict} for the goal.\nVerdict: {verdict}")

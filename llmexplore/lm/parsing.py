@@ -1,0 +1,114 @@
+"""Reading declared answers out of free-form model replies, strictly.
+
+A reply counts only when it declares its answer in the form the prompt asked for. We
+accept the usual decoration models add (markdown emphasis, quotes, brackets, a final
+period, a bullet) but never guess: a reply with no valid declared answer, or with
+declared answers that disagree, is a failure with a reason, and the caller asks once
+more before giving up with "unknown". Lines that repeat the prompt word for word (an
+echoed template) are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+_DECORATION = " \t*_`'\"()[]{}<>.,;!"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """``ok`` with ``value``, or a failure with a ``reason`` (for counts and logs)."""
+
+    value: Any = None
+    ok: bool = False
+    reason: str = ""
+
+
+def fail(reason: str) -> Parsed:
+    return Parsed(None, False, reason)
+
+
+def _echoed(line: str, prompt: str | None) -> bool:
+    return bool(prompt) and f"\n{line}\n" in f"\n{prompt}\n"
+
+
+class DeclaredAnswer:
+    """A final-line answer ``<Key>: <value>`` with a closed set of values."""
+
+    def __init__(self, key: str, values: Mapping[str, Any], shown: str):
+        self.key = key
+        self.values = {k.lower(): v for k, v in values.items()}
+        #: how the prompt asks for it, repeated in the retry reminder
+        self.shown = shown
+        self._line = re.compile(rf"^[^\w\n]*{re.escape(key)}[^\w\n]*[:=][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+
+    def clean(self, raw: str) -> str:
+        value = raw.strip().strip(_DECORATION).strip().lower()
+        return " ".join(value.split())
+
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        if text is None or not text.strip():
+            return fail("empty")
+        seen: list[Any] = []
+        invalid = 0
+        for m in self._line.finditer(text):
+            line = m.group(0).strip()
+            if _echoed(line, prompt):
+                continue
+            value = self.clean(m.group(1))
+            if value in self.values:
+                seen.append(self.values[value])
+            else:
+                invalid += 1
+        if not seen:
+            return fail("invalid value" if invalid else "no answer line")
+        if any(v != seen[0] for v in seen[1:]):
+            return fail("conflicting answers")
+        return Parsed(seen[0], True)
+
+
+_BULLET = re.compile(r"^[ \t]*(?:[-*•–]|\d{1,2}[.)])[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+_NONE_WORDS = {"none", "nothing", "no goals", "no goal", "n/a"}
+
+
+def parse_bullets(text: str | None, prompt: str | None = None, *, max_words: int = 6) -> Parsed:
+    """Goal suggestions as bullet lines. ``- none`` (alone) is a valid empty answer.
+
+    A bullet longer than ``max_words`` is prose, not a goal, and is skipped; a reply
+    whose only bullets are prose fails.
+    """
+    if text is None or not text.strip():
+        return fail("empty")
+    goals: list[str] = []
+    said_none = False
+    for m in _BULLET.finditer(text):
+        if _echoed(m.group(0).strip(), prompt):
+            continue
+        goal = " ".join(m.group(1).strip(_DECORATION).lower().split())
+        if goal in _NONE_WORDS:
+            said_none = True
+        elif goal and len(goal.split()) <= max_words and goal not in goals:
+            goals.append(goal)
+    if goals:
+        return Parsed(goals, True)
+    if said_none:
+        return Parsed([], True)
+    return fail("no bullet lines")
+
+
+_FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def parse_code_block(text: str | None, prompt: str | None = None) -> Parsed:
+    """Exactly one fenced code block; several disagreeing blocks are ambiguous."""
+    if text is None or not text.strip():
+        return fail("empty")
+    blocks = [b.strip("\n") for b in _FENCE.findall(text)]
+    blocks = [b for b in blocks if b.strip()]
+    if not blocks:
+        return fail("no code block")
+    if len(set(blocks)) > 1:
+        return fail("several code blocks")
+    return Parsed(blocks[0], True)

@@ -1,0 +1,238 @@
+"""Question kinds: how an item becomes a prompt, and how a reply becomes a label.
+
+Every LM-guided method asks one of these. ``ask`` runs a batch through a model with the
+shared policy: identical-caption shortcuts need no call, a reply that cannot be parsed
+is asked once more with a format reminder, and a second failure gives the kind's
+"unknown" label, counted. New kinds register with ``register_question_kind``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Hashable, Sequence
+
+from llmexplore.errors import ConfigError
+from llmexplore.lm.base import LanguageModel
+from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.parsing import DeclaredAnswer, Parsed, parse_bullets, parse_code_block
+from llmexplore.lm.templates import PromptLibrary, Template, flatten, load_prompts
+
+LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN = 0, 1, 2, 3
+_NO_SHORTCUT = object()
+
+
+class Question(ABC):
+    """One kind of question, bound to a prompt version."""
+
+    kind: ClassVar[str]
+    #: the label given when the reply cannot be read after one retry
+    unknown: ClassVar[Any] = None
+    #: how the prompt asks for the answer (repeated in the retry reminder)
+    answer_format: ClassVar[str]
+
+    def __init__(self, version: str = "default", prompts: PromptLibrary | str | None = None):
+        self.prompts = prompts if isinstance(prompts, PromptLibrary) else load_prompts(prompts)
+        self.version = version
+        self.template: Template = self.prompts.template(self.kind, version)
+
+    @abstractmethod
+    def fields(self, item: Any) -> dict[str, str]:
+        """The template fields for one item."""
+
+    @abstractmethod
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed: ...
+
+    def prompt(self, item: Any) -> str:
+        fields = self.fields(item)
+        for k, v in fields.items():
+            if "\n" in v or "\r" in v:
+                fields[k] = flatten(v)
+        return self.template.render(**fields)
+
+    def shortcut(self, item: Any) -> Any:
+        """A label known without asking, or ``_NO_SHORTCUT``."""
+        return _NO_SHORTCUT
+
+    def key(self, item: Any) -> Hashable:
+        """What makes two items the same question (used to deduplicate)."""
+        return item
+
+    def retry_prompt(self, prompt: str) -> str:
+        return self.prompts.retry.render(question=prompt, answer_format=self.answer_format)
+
+    def describe(self) -> str:
+        return f"{self.kind}/{self.version}"
+
+
+# -- the kinds --------------------------------------------------------------------------------
+class MotifPreference(Question):
+    """Which of two NetHack messages shows more progress under a goal (Motif, ONI-Ranking).
+
+    Item: (first caption, second caption). Labels: 0 first, 1 second, 2 tie, 3 unknown;
+    identical captions are a tie without a call.
+    """
+
+    kind = "motif_preference"
+    unknown = LABEL_UNKNOWN
+    answer_format = "Preferred: 1, Preferred: 2 or Preferred: none"
+    ANSWER = DeclaredAnswer("Preferred", {"1": LABEL_FIRST, "2": LABEL_SECOND, "none": LABEL_TIE,
+                                          "message 1": LABEL_FIRST, "message 2": LABEL_SECOND},
+                            answer_format)
+
+    def __init__(self, goal: str = "defaultgoal", version: str = "default",
+                 prompts: PromptLibrary | str | None = None):
+        super().__init__(version, prompts)
+        goals = self.prompts.table(self.kind, "goals")
+        if goal not in goals:
+            raise ConfigError(f"unknown Motif goal {goal!r}", hint=f"goals: {', '.join(goals)}")
+        self.goal = goal
+        self.goal_instruction = goals[goal]
+
+    def fields(self, item: tuple[str, str]) -> dict[str, str]:
+        first, second = item
+        return {"goal_instruction": self.goal_instruction, "first": first, "second": second}
+
+    def shortcut(self, item: tuple[str, str]) -> Any:
+        return LABEL_TIE if item[0] == item[1] else _NO_SHORTCUT
+
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        return self.ANSWER.parse(text, prompt)
+
+    def describe(self) -> str:
+        return f"{self.kind}/{self.version} goal={self.goal}"
+
+
+class OniClassification(Question):
+    """Is one NetHack message helpful (1) or not (0)? ONI-Retrieval and -Classification."""
+
+    kind = "oni_classification"
+    answer_format = "Verdict: helpful or Verdict: unhelpful"
+    ANSWER = DeclaredAnswer("Verdict", {"helpful": 1, "unhelpful": 0, "not helpful": 0}, answer_format)
+
+    def fields(self, item: str) -> dict[str, str]:
+        return {"message": item}
+
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        return self.ANSWER.parse(text, prompt)
+
+
+class EllmGoals(Question):
+    """Which goals can a Crafter player pursue now? ELLM's suggester. Label: list of goal strings."""
+
+    kind = "ellm_goals"
+    answer_format = "- <verb> <object> (one goal per line), or - none"
+
+    def fields(self, item: str) -> dict[str, str]:
+        return {"caption": item}
+
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        return parse_bullets(text, prompt)
+
+
+class HousekeepPlacement(Question):
+    """Does an object belong on a receptacle? ELLM on Housekeep. Item: (object, receptacle, room)."""
+
+    kind = "housekeep_placement"
+    answer_format = "Answer: yes or Answer: no"
+    ANSWER = DeclaredAnswer("Answer", {"yes": True, "no": False}, answer_format)
+
+    def fields(self, item: tuple[str, str, str]) -> dict[str, str]:
+        obj, receptacle, room = item
+        return {"object": obj, "receptacle": receptacle, "room": room}
+
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        return self.ANSWER.parse(text, prompt)
+
+
+class MaestroCode(Question):
+    """A code request for MaestroMotif (skill predicates, skill policies). Item: (skill, request).
+
+    The label is the code text, unchecked; MaestroMotif validates it before running it.
+    """
+
+    kind = "maestro_code"
+    answer_format = "one fenced code block marked python"
+
+    def fields(self, item: tuple[str, str]) -> dict[str, str]:
+        skill, request = item
+        return {"skill": skill, "request": request}
+
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        return parse_code_block(text, prompt)
+
+
+QUESTION_KINDS: dict[str, type[Question]] = {}
+
+
+def register_question_kind(cls: type[Question], *, replace: bool = False) -> type[Question]:
+    """Add a question kind (usable as a class decorator). Its templates live in ``<prompts>/<kind>/``."""
+    if cls.kind in QUESTION_KINDS and not replace and QUESTION_KINDS[cls.kind] is not cls:
+        raise ConfigError(f"question kind {cls.kind!r} is already registered")
+    QUESTION_KINDS[cls.kind] = cls
+    return cls
+
+
+for _cls in (MotifPreference, OniClassification, EllmGoals, HousekeepPlacement, MaestroCode):
+    register_question_kind(_cls)
+
+
+def make_question(kind: str, **kwargs: Any) -> Question:
+    try:
+        cls = QUESTION_KINDS[kind]
+    except KeyError:
+        raise ConfigError(f"unknown question kind {kind!r}", hint=f"kinds: {', '.join(sorted(QUESTION_KINDS))}") from None
+    return cls(**kwargs)
+
+
+# -- asking -----------------------------------------------------------------------------------
+@dataclass
+class AskResult:
+    labels: list[Any]
+    #: prompts sent (first asks and retries), shortcuts taken, retries, final failures
+    asked: int = 0
+    shortcuts: int = 0
+    retried: int = 0
+    unknown: int = 0
+    failure_reasons: Counter = field(default_factory=Counter)
+
+
+def ask(lm: LanguageModel, question: Question, items: Sequence[Any], params: SamplingParams) -> AskResult:
+    """Labels for ``items`` in order. Raises what the model raises (e.g. ``LMUnavailableError``)."""
+    labels: list[Any] = [question.unknown] * len(items)
+    result = AskResult(labels)
+    todo: list[int] = []
+    prompts: list[str] = []
+    for i, item in enumerate(items):
+        short = question.shortcut(item)
+        if short is not _NO_SHORTCUT:
+            labels[i] = short
+            result.shortcuts += 1
+        else:
+            todo.append(i)
+            prompts.append(question.prompt(item))
+    if not todo:
+        return result
+    replies = lm.generate(prompts, params)
+    result.asked += len(prompts)
+    again: list[int] = []
+    for j, (i, reply) in enumerate(zip(todo, replies)):
+        parsed = question.parse(reply.text, prompts[j])
+        if parsed.ok:
+            labels[i] = parsed.value
+        else:
+            again.append(j)
+    if again:
+        retry_prompts = [question.retry_prompt(prompts[j]) for j in again]
+        replies = lm.generate(retry_prompts, params)
+        result.asked += len(retry_prompts)
+        result.retried += len(again)
+        for j, prompt, reply in zip(again, retry_prompts, replies):
+            parsed = question.parse(reply.text, prompt)
+            if parsed.ok:
+                labels[todo[j]] = parsed.value
+            else:
+                result.unknown += 1
+                result.failure_reasons[parsed.reason] += 1
+    return result

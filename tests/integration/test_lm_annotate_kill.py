@@ -1,0 +1,68 @@
+"""SIGKILL ``llmexplore lm annotate`` mid-way; the rerun finishes with the same labels and asks nothing twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from llmexplore.lm.cache import LMCache
+from tests.helpers.pairs import make_dataset, make_pairs
+
+REPO = Path(__file__).resolve().parents[2]
+NAME = "preference/llmexplore-oracle-1_msg_defaultgoal_default.npy"
+
+
+def annotate(ds: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "llmexplore", "lm", "annotate", str(ds), "--quiet",
+                             "--batch-size", "10", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=REPO)
+
+
+def finish(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_kill_and_rerun(tmp_path: Path):
+    pairs = make_pairs(400, seed=7, tie_share=0.05)
+    pairs = [(a + f" #{i % 150}", b) if a != b else (a, b) for i, (a, b) in enumerate(pairs)]  # many distinct prompts
+    distinct = len({p for p in pairs if p[0] != p[1]})
+    for name in ("killed", "reference"):
+        make_dataset(tmp_path / name, pairs)
+
+    reference = finish(annotate(tmp_path / "reference"))
+    assert reference["cache"]["backend_prompts"] == distinct
+
+    # a slow model (0.1 s per batch of 10): kill once some batches are labelled
+    proc = annotate(tmp_path / "killed", "--lm", "options.latency_s=0.1")
+    labels_path = tmp_path / "killed" / NAME
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if labels_path.exists() and (np.load(labels_path) != 3).sum() >= 60:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    done_at_kill = int((np.load(labels_path) != 3).sum())
+    assert 60 <= done_at_kill < len(pairs), "the kill should land mid-way"
+    cache = LMCache(tmp_path / "killed" / "lm-cache.sqlite3")
+    stored_at_kill = cache.entries()
+    cache.close()
+    assert 0 < stored_at_kill < distinct
+
+    rerun = finish(annotate(tmp_path / "killed"))
+    assert np.array_equal(np.load(labels_path), np.load(tmp_path / "reference" / NAME))
+    assert rerun["already_labelled"] == done_at_kill
+    # nothing answered before the kill is asked again: the rerun's model calls are exactly the rest
+    assert rerun["cache"]["backend_prompts"] == rerun["cache"]["stored"] == distinct - stored_at_kill
+    assert rerun["cache"]["entries"] == distinct
+    assert rerun["counts"] == reference["counts"]

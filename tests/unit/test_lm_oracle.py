@@ -1,0 +1,172 @@
+"""The oracle answers from prompt text alone, like an LM, through the same parser."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.errors import OracleError
+from llmexplore.lm.oracle import UNRECOGNISED, OracleLM, register_oracle_kind
+from llmexplore.lm.oracle import _ANSWERS as ORACLE_ANSWERS
+from llmexplore.lm.oracle.crafter import RULES, goals_answer, parse_caption
+from llmexplore.lm.questions import (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, EllmGoals, HousekeepPlacement,
+                                     MotifPreference, OniClassification, ask)
+
+P = SamplingParams()
+KILL, GOLD, DOWN, HIT = "You kill the newt!", "$ - 12 gold pieces.", "There is a staircase down here.", "You hit the jackal."
+
+
+def labels(goal, pairs, version="default"):
+    result = ask(OracleLM(), MotifPreference(goal, version), pairs, P)
+    assert result.unknown == 0 and result.retried == 0
+    return result.labels
+
+
+@pytest.mark.parametrize("version", ["default", "reworded"])
+def test_goals_change_preferences(version):
+    pairs = [(KILL, GOLD), (GOLD, DOWN), (HIT, DOWN), (DOWN, KILL)]
+    assert labels("combat", pairs, version) == [LABEL_FIRST, LABEL_FIRST, LABEL_FIRST, LABEL_SECOND]
+    assert labels("gold", pairs, version) == [LABEL_SECOND, LABEL_FIRST, LABEL_SECOND, LABEL_SECOND]
+    assert labels("stairs", pairs, version) == [LABEL_TIE, LABEL_SECOND, LABEL_SECOND, LABEL_FIRST]
+
+
+def test_default_goal_prefers_progress_and_penalises_bad_events():
+    pairs = [("Welcome to experience level 3.", "You hear some noises in the distance."),
+             ("It's solid stone.", ""), ("", "You are beginning to feel hungry."),
+             ("You hear some noises.", "The door is closed."), ("You kill the newt!", "You kill the jackal!")]
+    assert labels("defaultgoal", pairs) == [LABEL_FIRST, LABEL_SECOND, LABEL_FIRST, LABEL_TIE, LABEL_TIE]
+
+
+def test_answers_read_like_an_lm():
+    oracle = OracleLM()
+    prompt = MotifPreference("combat").prompt((KILL, GOLD))
+    text = oracle.answer(prompt)
+    reasoning, last = text.rsplit("\n", 1)
+    assert last == "Preferred: 1" and "defeated a monster" in reasoning and len(reasoning.split()) > 10
+
+
+def test_identical_captions_are_ties_without_a_call():
+    class Counting(OracleLM):
+        prompts_seen = 0
+
+        def generate(self, prompts, params):
+            Counting.prompts_seen += len(prompts)
+            return super().generate(prompts, params)
+
+    result = ask(Counting(), MotifPreference(), [(KILL, KILL), ("", ""), (KILL, GOLD)], P)
+    assert result.labels[:2] == [LABEL_TIE, LABEL_TIE] and result.shortcuts == 2
+    assert Counting.prompts_seen == 1
+
+
+def test_classification():
+    result = ask(OracleLM(), OniClassification(), [KILL, "You find a hidden passage.", "This door is locked.",
+                                                   "You hear some noises in the distance.", ""], P)
+    assert result.labels == [1, 1, 0, 0, 0]
+
+
+def test_crafter_goals_follow_prerequisites():
+    assert parse_caption("You see grass, tree. You face tree. You have wood (3), wood pickaxe (1). You feel sleepy.").inventory == {
+        "wood": 3, "wood_pickaxe": 1}
+    result = ask(OracleLM(), EllmGoals(), [
+        "You see grass, tree.",
+        "You see crafting table, stone, tree. You face stone. You have wood (1), wood pickaxe (1).",
+        "You see crafting table, furnace, iron. You have wood (1), coal (1), iron (1), stone pickaxe (1).",
+        "You see water. You feel thirsty, sleepy.",
+        "You see sand.",
+    ], P)
+    assert result.unknown == 0
+    first, second, third, fourth, fifth = result.labels
+    assert first == ["chop tree", "chop grass"]
+    assert {"mine stone", "make wood pickaxe", "make wood sword", "chop tree"} <= set(second)
+    assert "make stone pickaxe" not in second  # no stone held
+    assert {"mine iron", "make iron pickaxe", "make iron sword"} <= set(third)
+    assert fourth == ["drink water", "sleep"]
+    assert fifth == []
+
+
+def test_crafter_rules_match_the_installed_game():
+    crafter = pytest.importorskip("crafter")
+    import pathlib
+
+    import yaml
+
+    data = yaml.safe_load((pathlib.Path(crafter.__file__).parent / "data.yaml").read_text())
+    rules = {goal: (objs, costs) for goal, objs, costs, _ in RULES}
+    for name, info in data["make"].items():
+        objs, costs = rules["make " + name.replace("_", " ")]
+        assert costs == info["uses"] and set(objs) == {"crafting table" if n == "table" else n for n in info["nearby"]}
+    for name, info in data["place"].items():
+        goal = {"table": "place crafting table"}.get(name, f"place {name}")
+        assert rules[goal][1] == info["uses"]
+    for name, info in data["collect"].items():
+        if info["require"]:
+            goal = f"mine {name}"
+            assert rules[goal][1] == info["require"]
+
+
+def test_crafter_caption_from_the_real_captioner():
+    pytest.importorskip("crafter")
+    from llmexplore.envs.crafter.text import INVENTORY, SEMANTIC_NAMES, caption
+
+    semantic = np.zeros((9, 9), dtype=np.int64)
+    semantic[0, 0] = SEMANTIC_NAMES.index("tree")
+    semantic[1, 1] = SEMANTIC_NAMES.index("table")
+    inventory = np.zeros(len(INVENTORY), dtype=np.int64)
+    inventory[:4] = 9
+    inventory[INVENTORY.index("wood")] = 2
+    text = caption({"local_semantic": semantic, "facing": np.array([SEMANTIC_NAMES.index("tree")]), "inventory": inventory})
+    assert "- make wood pickaxe" in goals_answer(text) and "- place crafting table" in goals_answer(text)
+
+
+def test_housekeep_is_an_extension_point():
+    question = HousekeepPlacement()
+    item = ("coffee mug", "kitchen cabinet", "kitchen")
+    assert "housekeep_placement" not in ORACLE_ANSWERS
+    with pytest.raises(OracleError, match="no answer function for question kind 'housekeep_placement'"):
+        OracleLM().answer(question.prompt(item))
+
+    def answer(query):
+        yes = query.fields["object"] == "coffee mug" and "cabinet" in query.fields["receptacle"]
+        return f"Mugs live in cabinets.\nAnswer: {'yes' if yes else 'no'}"
+
+    register_oracle_kind("housekeep_placement", answer)
+    try:
+        result = ask(OracleLM(), question, [item, ("towel", "oven", "kitchen")], P)
+        assert result.labels == [True, False]
+        with pytest.raises(OracleError, match="already"):
+            register_oracle_kind("housekeep_placement", lambda q: "x")
+    finally:
+        del ORACLE_ANSWERS["housekeep_placement"]
+
+
+def test_unrecognised_prompts_get_an_unparseable_answer_and_end_unknown():
+    oracle = OracleLM()
+    assert oracle.answer("What is the capital of France?") == UNRECOGNISED
+    # a prompt from an edited template the oracle does not know: one retry, then unknown, counted
+    question = MotifPreference()
+    question.template = type(question.template)("Which is better? 1: \"{first}\" 2: \"{second}\" {goal_instruction}.", "x")
+    result = ask(oracle, question, [(KILL, GOLD)], P)
+    assert result.labels == [3] and result.unknown == 1 and result.retried == 1 and result.asked == 2
+
+
+def test_logprobs_are_those_of_a_deterministic_model():
+    out = OracleLM().generate([MotifPreference().prompt((KILL, GOLD))], SamplingParams(logprobs=1))[0]
+    assert "".join(t.token for t in out.logprobs) == out.text
+    assert all(t.logprob == 0.0 for t in out.logprobs)
+
+
+def test_trigger_shortcut_never_changes_the_events():
+    from llmexplore.lm.oracle.nethack import message_events, message_events_slow
+    from tests.helpers.pairs import MESSAGES
+
+    extra = ["You die...", "You slay the orc.", "The gnome lord is killed!", "You feel more experienced.",
+             "There is a staircase going down here.", "You climb down the ladder.", "You fall through a trap door!",
+             "You are hit by an arrow!", "The kobold hits!", "The jackal misses you.", "You faint from lack of food.",
+             "You are beginning to feel weak.", "WHAMM!", "Never mind.", "You can't go up here.",
+             "You don't have anything to eat.", "$ - 3 gold pieces.", "You now wield the long sword.",
+             "There are several objects here.", "You enter an opulent throne room!", "There is a throne here.",
+             "Things that are here:", "You see no objects here.", "Welcome to David's treasure zoo!", "YOU KILL IT!"]
+    for msg in MESSAGES + extra:
+        assert message_events(msg) == message_events_slow(msg), msg
+    assert sum(bool(message_events(m)) for m in extra) >= len(extra) - 2
