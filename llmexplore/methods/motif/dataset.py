@@ -15,6 +15,7 @@ so datasets larger than memory work. Preference files are named
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -96,6 +97,8 @@ class PairDataset:
             array[:] = LABEL_UNKNOWN
             array.flush()
             del array
+            with open(tmp, "rb+") as fh:  # the rename must not land before the data
+                os.fsync(fh.fileno())
             tmp.replace(path)
         labels = np.load(path, mmap_mode="r+")
         _check_labels(path, labels, len(self))
