@@ -198,7 +198,7 @@ def _load_command_modules() -> None:
 
 
 #: modules that add sub-commands with ``@command``
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["llmexplore.methods.motif.cli"]
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ ENTRY_POINT_GROUP = "llmexplore.methods"
 BUILTIN_MODULES = (
     "llmexplore.methods.none",
     "llmexplore.methods.rnd",
+    "llmexplore.methods.motif.method",
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}
