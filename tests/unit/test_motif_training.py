@@ -17,7 +17,7 @@ from llmexplore.methods.motif.dataset import open_pair_dataset
 from llmexplore.methods.motif.training import RewardTrainingOptions, prepare_data, train_reward_model
 from tests.helpers.motif import RULE_ANNOTATION, label_with_rule
 
-FAST = dict(lr=1e-3, batch_size=256, epochs=5)
+FAST = dict(lr=1e-3, batch_size=256, epochs=5, threads=1)  # one thread: far faster on a shared machine
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_training_reaches_high_held_out_accuracy(dataset, tmp_path):
 
 
 def test_interrupted_training_resumes_to_the_same_model(dataset, tmp_path):
-    options = RewardTrainingOptions(lr=1e-3, batch_size=512, epochs=3)
+    options = RewardTrainingOptions(lr=1e-3, batch_size=512, epochs=3, threads=1)
     train_reward_model(dataset, RULE_ANNOTATION, tmp_path / "whole", options)
 
     def stop_after_two(row):
@@ -98,7 +98,7 @@ def test_interrupted_training_resumes_to_the_same_model(dataset, tmp_path):
     with pytest.raises(ConfigError, match="incomplete"):
         artifacts.load_reward_model(tmp_path / "cut")
     with pytest.raises(ConfigError, match="other options"):
-        train_reward_model(dataset, RULE_ANNOTATION, tmp_path / "cut", RewardTrainingOptions(lr=1e-4, epochs=3))
+        train_reward_model(dataset, RULE_ANNOTATION, tmp_path / "cut", RewardTrainingOptions(lr=1e-4, epochs=3, threads=1))
     seen = []
     train_reward_model(dataset, RULE_ANNOTATION, tmp_path / "cut", options, on_epoch=seen.append)
     assert [r["epoch"] for r in seen] == [1, 2, 3]

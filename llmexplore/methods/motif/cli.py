@@ -52,6 +52,8 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--val-fraction", type=float, default=defaults.val_fraction)
     p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--device", choices=["cpu", "cuda", "auto"], default=defaults.device)
+    p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice; 1 is often "
+                   "fastest on a busy machine)")
 
     def handle(args: argparse.Namespace) -> int:
         from pydantic import ValidationError
@@ -64,7 +66,8 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
 
         try:
             options = RewardTrainingOptions(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs,
-                                            val_fraction=args.val_fraction, seed=args.seed, device=args.device)
+                                            val_fraction=args.val_fraction, seed=args.seed, device=args.device,
+                                            threads=args.threads)
         except ValidationError as exc:
             raise ConfigError("bad training options: " + format_validation_error(exc)) from None
         console = Console()

@@ -52,6 +52,8 @@ class RewardTrainingOptions(BaseModel):
     val_fraction: float = Field(0.2, gt=0, lt=1)
     seed: int = Field(0, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
+    threads: int | None = Field(None, ge=1, description="CPU threads for torch (default: torch's choice); "
+                                "1 is often fastest on a shared or small machine")
 
     def torch_device(self) -> torch.device:
         if self.device == "auto":
@@ -178,13 +180,23 @@ def train_reward_model(dataset: str | Path, annotation: str, out: str | Path,
                        on_epoch: EpochCallback | None = None, on_batch: BatchCallback | None = None) -> dict[str, Any]:
     """Train (or resume) and write the reward-model folder; returns the manifest."""
     options = options or RewardTrainingOptions()
-    out = Path(out).expanduser()
+    threads = torch.get_num_threads()
+    if options.threads is not None:
+        torch.set_num_threads(options.threads)
+    try:
+        return _train(dataset, annotation, Path(out).expanduser(), options, on_epoch, on_batch)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(dataset: str | Path, annotation: str, out: Path, options: RewardTrainingOptions,
+           on_epoch: EpochCallback | None, on_batch: BatchCallback | None) -> dict[str, Any]:
     if (out / artifacts.MANIFEST_FILE).exists():
         raise ConfigError(f"{out} already holds a trained reward model",
                           hint="choose another --out; reward-model folders are never overwritten or appended to")
     device = options.torch_device()
     data = prepare_data(dataset, annotation, options)
-    config = {"options": options.model_dump(exclude={"device"}), "data": data.fingerprint}
+    config = {"options": options.model_dump(exclude={"device", "threads"}), "data": data.fingerprint}
     _claim_folder(out, config)
 
     torch.manual_seed(options.seed)
