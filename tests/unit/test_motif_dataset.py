@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ def make_published(root: Path, n: int = 6) -> Path:
     np.save(root / "data" / "blstats.npy", rng.integers(0, 20, (n, 2, 1, 26)))
     np.save(root / "data" / "tty_chars.npy", rng.integers(32, 127, (n, 2, 1, 24, 80), dtype=np.uint8))
     np.save(root / "data" / "tty_colors.npy", rng.integers(0, 16, (n, 2, 1, 24, 80), dtype=np.int8))
+    np.save(root / "data" / "rewards.npy", rng.normal(size=(n, 2, 1)).astype(np.float32))  # an extra array
     np.save(root / "info" / "score.npy", rng.integers(0, 500, (n, 2, 1)))
     np.save(root / "info" / "turns.npy", rng.integers(0, 5000, (n, 2, 1)))
     np.save(root / "preference" / "llama70b_msg_defaultgoal_default.npy", np.array([0, 1, 2, 3, 0, 1][:n], np.uint8))
@@ -38,6 +40,7 @@ def test_published_layout_reads_as_pairs(tmp_path):
     assert ds.data["blstats"].shape == (6, 2, 26)
     assert ds.data["tty_chars"].shape == (6, 2, 24, 80)
     assert ds.info["score"].shape == (6, 2)
+    assert ds.data["rewards"].shape == (6, 2, 1)  # arrays we do not know are kept as they are
     assert ds.captions([0, 1]) == [(CAPTIONS[0], CAPTIONS[1]), (CAPTIONS[2], CAPTIONS[3])]
     assert ds.preference_names() == ["llama70b_msg_defaultgoal_default"]
     assert list(ds.labels("llama70b_msg_defaultgoal_default")) == [0, 1, 2, 3, 0, 1]
@@ -77,3 +80,16 @@ def test_unknown_preference_name_lists_available(tmp_path):
     ds = open_pair_dataset(make_published(tmp_path / "d"))
     with pytest.raises(DataError, match="available: llama70b_msg_defaultgoal_default"):
         ds.labels("nope")
+
+
+def test_reward_training_reads_the_published_layout(tmp_path):
+    from llmexplore.methods.motif.training import RewardTrainingOptions, train_reward_model
+
+    root = make_published(tmp_path / "motif_dataset")
+    manifest = train_reward_model(root, "llama70b_msg_defaultgoal_default", tmp_path / "rm",
+                                  RewardTrainingOptions(epochs=1, threads=1))
+    config = json.loads((tmp_path / "rm" / "config.json").read_text())
+    assert config["data"]["annotated_pairs"] == 5  # the unknown (3) pair is dropped
+    assert config["data"]["label_counts"] == {"first": 2, "second": 2, "tie": 1}
+    assert config["data"]["train_pairs"] + config["data"]["val_pairs"] == 5
+    assert manifest["annotation"] == "llama70b_msg_defaultgoal_default"

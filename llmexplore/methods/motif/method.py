@@ -44,7 +44,7 @@ class MotifOptions(MethodOptions):
     reward_model: str = Field(..., description="folder written by `llmexplore motif train-reward`")
     eps_quantile: float = Field(0.5, ge=0, lt=1, description="threshold quantile of the z-scored reward (0: none)")
     beta: float = Field(3.0, ge=0, description="exponent of the episodic message count")
-    cache_size: int = Field(1_000_000, ge=0, description="messages whose reward is kept between batches")
+    cache_size: int = Field(200_000, ge=0, description="messages whose reward is kept between batches")
 
 
 @register_method
