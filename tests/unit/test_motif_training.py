@@ -112,6 +112,11 @@ def test_cli_errors_exit_2_with_one_message(dataset, tmp_path, capsys):
     assert "needs a NetHack task" in capsys.readouterr().err
     assert main(["motif", "collect", "--pairs", "10", "--out", str(dataset)]) == 2
     assert "already holds a pair dataset" in capsys.readouterr().err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    assert main(["motif", "collect", "--pairs", "10", "--out", str(tmp_path / "full")]) == 2
+    assert "not an empty folder" in capsys.readouterr().err
+    assert (tmp_path / "full" / "notes.txt").read_text() == "mine"
     assert main(["motif", "train-reward", "--dataset", str(dataset), "--annotation", "nope", "--out",
                  str(tmp_path / "rm")]) == 2
     err = capsys.readouterr().err

@@ -52,8 +52,8 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--val-fraction", type=float, default=defaults.val_fraction)
     p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--device", choices=["cpu", "cuda", "auto"], default=defaults.device)
-    p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice; 1 is often "
-                   "fastest on a busy machine)")
+    p.add_argument("--threads", type=int, default=defaults.threads,
+                   help="CPU threads for torch (default 1: fastest on a small or shared machine)")
 
     def handle(args: argparse.Namespace) -> int:
         from pydantic import ValidationError

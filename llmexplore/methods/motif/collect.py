@@ -82,6 +82,8 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     out = Path(out)
     if (out / "data").exists():
         raise ConfigError(f"{out} already holds a pair dataset", hint="choose another --out or delete it")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{out} exists and is not an empty folder", hint="choose another --out")
     adapter = make_adapter(spec)
     envs = [adapter.make_env(extra_keys=("tty_chars", "tty_colors")) for _ in range(num_envs)]
     for i, env in enumerate(envs):

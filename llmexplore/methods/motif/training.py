@@ -52,8 +52,10 @@ class RewardTrainingOptions(BaseModel):
     val_fraction: float = Field(0.2, gt=0, lt=1)
     seed: int = Field(0, ge=0)
     device: Literal["cpu", "cuda", "auto"] = "cpu"
-    threads: int | None = Field(None, ge=1, description="CPU threads for torch (default: torch's choice); "
-                                "1 is often fastest on a shared or small machine")
+    #: 1 by default: the network is small, and on a shared 2-core machine torch's 2-thread ops
+    #: ran 4x slower than one thread (tests/perf/motif_reward_training.py); raise it on a
+    #: dedicated many-core CPU
+    threads: int | None = Field(1, ge=1, description="CPU threads for torch (None: torch's choice)")
 
     def torch_device(self) -> torch.device:
         if self.device == "auto":
