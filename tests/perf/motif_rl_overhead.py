@@ -80,6 +80,7 @@ def main() -> None:
 
     speeds: dict[str, list[float]] = {"none": [], "motif": []}
     shares: list[float] = []
+    in_run_share: list[float] = []  # reward() time / wall time per batch, inside the motif runs
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         model = Path(args.reward_model) if args.reward_model else quick_reward_model(tmp)
@@ -102,6 +103,8 @@ def main() -> None:
                         row = json.loads(line)
                         if "motif_distinct_share" in row:
                             shares.append(row["motif_distinct_share"])
+                            batch_ms = 1000 * 2048 / record.steps_per_second
+                            in_run_share.append(row["motif_reward_ms_per_batch"] / batch_ms)
         call_seconds, call_share = reward_call_seconds(model, pairs)
     none, motif = statistics.median(speeds["none"]), statistics.median(speeds["motif"])
     paired = statistics.median(m / n for m, n in zip(speeds["motif"], speeds["none"]))
@@ -112,6 +115,9 @@ def main() -> None:
     batch_seconds = 2048 / none
     print(f"one motif reward call on a 64 x 32 batch: median {1000 * call_seconds:.2f} ms (distinct share "
           f"{call_share:.3f}) = {100 * call_seconds / batch_seconds:.2f}% of a 2048-step batch at none's speed")
+    if in_run_share:
+        print(f"inside the motif runs, reward() took a median {100 * statistics.median(in_run_share):.2f}% of the "
+              f"wall time per 2048-step batch")
     if shares:
         print(f"distinct messages per learner batch in the motif runs: median share {statistics.median(shares):.3f} "
               f"(min {min(shares):.3f}, max {max(shares):.3f}, {len(shares)} reports)")

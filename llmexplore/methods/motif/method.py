@@ -21,6 +21,7 @@ values are exact).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -63,7 +64,8 @@ class Motif(IntrinsicReward):
         self.model_id = loaded.model_id
         self.eps = loaded.threshold(options.eps_quantile) if options.eps_quantile > 0 else -np.inf
         self._cache: dict[bytes, float] = {}
-        self._counters = np.zeros(5)  # steps, distinct per batch summed, batches, cache hits, rewarded steps
+        # steps, distinct per batch summed, batches, cache hits, rewarded steps, seconds in reward()
+        self._counters = np.zeros(6)
 
     @classmethod
     def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: MotifOptions) -> None:
@@ -100,6 +102,7 @@ class Motif(IntrinsicReward):
 
     @torch.no_grad()
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        started = time.perf_counter()
         n, t = batch.shape
         nxt = batch.next_obs
         if EPISODIC_MESSAGE_COUNT_KEY not in nxt:
@@ -113,15 +116,16 @@ class Motif(IntrinsicReward):
         counts = nxt[EPISODIC_MESSAGE_COUNT_KEY].reshape(n, t).float().to(r_hat.device).clamp_min(1.0)
         r_int = r_hat / counts.pow(self.options.beta)
         r_int = r_int * (1.0 - batch.dones.float())
-        self._counters += (n * t, len(distinct), 1, 0, float((r_int != 0).sum()))
+        self._counters += (n * t, len(distinct), 1, 0, float((r_int != 0).sum()), time.perf_counter() - started)
         return r_int
 
     def metrics(self) -> dict[str, float]:
-        steps, distinct, batches, hits, rewarded = self._counters
+        steps, distinct, batches, hits, rewarded, seconds = self._counters
         if not batches:
             return {}
         out = {"motif_distinct_share": distinct / steps, "motif_cache_hit_rate": hits / max(distinct, 1),
-               "motif_rewarded_share": rewarded / steps, "motif_cache_size": float(len(self._cache))}
+               "motif_rewarded_share": rewarded / steps, "motif_cache_size": float(len(self._cache)),
+               "motif_reward_ms_per_batch": 1000 * seconds / batches}
         self._counters[:] = 0
         return out
 
