@@ -202,6 +202,7 @@ COMMAND_MODULES: list[str] = [
     "llmexplore.benchmarks.commands",
     "llmexplore.benchmarks.eval_commands",
     "llmexplore.lm.commands",
+    "llmexplore.methods.motif.cli",
 ]
 
 

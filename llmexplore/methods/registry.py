@@ -24,6 +24,7 @@ BUILTIN_MODULES = (
     "llmexplore.methods.none",
     "llmexplore.methods.rnd",
     "llmexplore.methods.apt",
+    "llmexplore.methods.motif.method",
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}

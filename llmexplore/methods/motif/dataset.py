@@ -83,7 +83,10 @@ class PairDataset:
         if not path.is_file():
             raise DataError(f"no preference file {path}",
                             hint=f"available: {', '.join(self.preference_names()) or 'none (annotate first)'}")
-        labels = np.load(path, mmap_mode="r")
+        try:
+            labels = np.load(path, mmap_mode="r")
+        except (ValueError, OSError) as exc:
+            raise DataError(f"{path}: not a readable .npy array ({exc})") from None
         _check_labels(path, labels, len(self))
         return labels
 
@@ -106,6 +109,8 @@ class PairDataset:
 
 
 def _check_labels(path: Path, labels: np.ndarray, n: int) -> None:
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise DataError(f"{path}: labels have dtype {labels.dtype}, expected integers 0..3")
     if labels.shape != (n,):
         raise DataError(f"{path}: labels have shape {labels.shape}, expected ({n},) to match data/message.npy")
     if labels.size and (labels.min() < 0 or labels.max() > LABEL_UNKNOWN):
@@ -157,7 +162,10 @@ def open_pair_dataset(root: str | Path, require: Sequence[str] = ("message",)) -
     info_dir = root / "info"
     if info_dir.is_dir():
         for path in sorted(info_dir.glob("*.npy")):
-            array = np.load(path, mmap_mode="r")
+            try:
+                array = np.load(path, mmap_mode="r")
+            except (ValueError, OSError) as exc:
+                raise DataError(f"{path}: not a readable .npy array ({exc})") from None
             if array.ndim >= 3 and array.shape[2] == 1:
                 array = array[:, :, 0]
             if array.shape[:2] != (n, 2):

@@ -1,0 +1,110 @@
+"""``llmexplore motif ...``: collect a pair dataset, train the reward model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from llmexplore.cli import Handler, command
+
+
+def _collect(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("--task", default="nethack:score", help="NetHack task to roll out in")
+    p.add_argument("--pairs", type=int, required=True, help="number of observation pairs N")
+    p.add_argument("--out", required=True, help="dataset folder to create (data/, info/, preference/)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--envs", type=int, default=16, help="environments stepped together")
+
+    def handle(args: argparse.Namespace) -> int:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from llmexplore.errors import ConfigError
+        from llmexplore.methods.motif.collect import collect_pairs
+
+        if args.envs < 1:
+            raise ConfigError(f"--envs must be at least 1 (got {args.envs})")
+        started = time.perf_counter()
+        columns = (TextColumn("collecting observations"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, transient=True) as progress:
+            bar = progress.add_task("collect", total=2 * args.pairs)
+            dataset, stats = collect_pairs(args.task, args.pairs, args.out, seed=args.seed, num_envs=args.envs,
+                                           progress=lambda done, total: progress.update(bar, completed=done))
+        seconds = time.perf_counter() - started
+        print(json.dumps({"dataset": str(dataset.root), "pairs": len(dataset), "env_steps": stats.steps,
+                          "episodes": stats.episodes, "seconds": round(seconds, 1),
+                          "steps_per_second": round(stats.steps / max(seconds, 1e-9))}))
+        return 0
+
+    return handle
+
+
+def _train_reward(p: argparse.ArgumentParser) -> Handler:
+    from llmexplore.methods.motif.training import RewardTrainingOptions
+
+    defaults = RewardTrainingOptions()
+    p.add_argument("--dataset", required=True, help="pair dataset folder")
+    p.add_argument("--annotation", required=True, help="preference file name, e.g. llama70b_msg_defaultgoal_default")
+    p.add_argument("--out", required=True, help="reward-model folder (created; rerunning resumes)")
+    p.add_argument("--lr", type=float, default=defaults.lr)
+    p.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    p.add_argument("--epochs", type=int, default=defaults.epochs)
+    p.add_argument("--val-fraction", type=float, default=defaults.val_fraction)
+    p.add_argument("--seed", type=int, default=defaults.seed)
+    p.add_argument("--device", choices=["cpu", "cuda", "auto"], default=defaults.device)
+    p.add_argument("--threads", type=int, default=defaults.threads,
+                   help="CPU threads for torch (default 1: fastest on a small or shared machine)")
+
+    def handle(args: argparse.Namespace) -> int:
+        from pydantic import ValidationError
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        from llmexplore.benchmarks.spec import format_validation_error
+        from llmexplore.errors import ConfigError
+        from llmexplore.methods.motif.training import train_reward_model
+
+        try:
+            options = RewardTrainingOptions(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs,
+                                            val_fraction=args.val_fraction, seed=args.seed, device=args.device,
+                                            threads=args.threads)
+        except ValidationError as exc:
+            raise ConfigError("bad training options: " + format_validation_error(exc)) from None
+        console = Console()
+        with Progress(TextColumn("epoch {task.fields[epoch]}"), BarColumn(), MofNCompleteColumn(),
+                      console=console, transient=True) as progress:
+            bar = progress.add_task("train", total=None, epoch=0)
+
+            def on_batch(epoch: int, batch: int, batches: int) -> None:
+                progress.update(bar, completed=batch, total=batches, epoch=f"{epoch}/{options.epochs}")
+
+            def on_epoch(row: dict) -> None:
+                progress.console.print(
+                    f"epoch {row['epoch']:>3}  train loss {row['train_loss']:.4f}  acc {row['train_accuracy']:.3f}  "
+                    f"| val loss {row['val_loss']:.4f}  acc {row['val_accuracy']:.3f}  "
+                    f"score agreement {row['val_score_agreement']:.3f}  | {row['pairs_per_second']:,.0f} pairs/s")
+
+            manifest = train_reward_model(args.dataset, args.annotation, args.out, options, on_epoch, on_batch)
+        print(json.dumps({"reward_model": args.out, **manifest}))
+        return 0
+
+    return handle
+
+
+_SUBCOMMANDS = {
+    "collect": ("roll out a policy in a NetHack task and write a pair dataset", _collect),
+    "train-reward": ("train Motif's reward model on a labelled pair dataset", _train_reward),
+}
+
+
+@command("motif", "Motif: collect pair datasets, train reward models")
+def _motif(p: argparse.ArgumentParser) -> Handler:
+    sub = p.add_subparsers(dest="motif_command", required=True, metavar="STEP")
+    handlers: dict[str, Handler] = {}
+    for name, (help_text, setup) in _SUBCOMMANDS.items():
+        handlers[name] = setup(sub.add_parser(name, help=help_text, description=help_text))
+
+    def handle(args: argparse.Namespace) -> int:
+        return handlers[args.motif_command](args)
+
+    return handle

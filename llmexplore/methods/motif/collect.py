@@ -1,0 +1,141 @@
+"""Collect a pair dataset by rolling out a policy in a NetHack task.
+
+Motif's dataset is pairs of *single* observations drawn from many trajectories. We step
+``num_envs`` environments in lock-step in one process (the policy sees a batch, which a
+trained recurrent policy needs), keep every observation of a running game, and put the
+k-th kept observation at a random slot of the (N, 2) pair arrays: every observation is
+used once, pairs mix episodes and time, and memory holds one copy of the data.
+
+The policy is a seam: anything with ``reset(num_envs)`` and ``act(obs, dones)``; the
+random policy lives here, a trained checkpoint's policy plugs in the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Protocol
+
+import numpy as np
+from nle import nethack
+
+from llmexplore.envs import get_task, make_adapter
+from llmexplore.errors import ConfigError
+from llmexplore.methods.motif.dataset import PairDataset, write_pair_dataset
+
+DATA_KEYS = ("message", "blstats", "tty_chars", "tty_colors")
+#: info arrays: name -> blstats index
+INFO_FROM_BLSTATS = {
+    "score": nethack.NLE_BL_SCORE,
+    "turns": nethack.NLE_BL_TIME,
+    "experience_level": nethack.NLE_BL_XP,
+    "depth": nethack.NLE_BL_DEPTH,
+    "level_num": nethack.NLE_BL_DLEVEL,
+    "gold": nethack.NLE_BL_GOLD,
+}
+_SEED_STRIDE = 1_000_003
+
+
+class CollectionPolicy(Protocol):
+    """Chooses actions for a batch of environments."""
+
+    #: observation keys ``act`` reads (only these are batched for it)
+    obs_keys: tuple[str, ...]
+
+    def reset(self, num_envs: int) -> None: ...
+
+    def act(self, obs: Mapping[str, np.ndarray], dones: np.ndarray) -> np.ndarray:
+        """obs: batched observations (num_envs, ...); dones: which envs just started a new episode."""
+
+
+class RandomPolicy:
+    obs_keys: tuple[str, ...] = ()
+
+    def __init__(self, num_actions: int, seed: int = 0):
+        self.num_actions = num_actions
+        self.rng = np.random.default_rng(seed)
+        self.num_envs = 0
+
+    def reset(self, num_envs: int) -> None:
+        self.num_envs = num_envs
+
+    def act(self, obs: Mapping[str, np.ndarray], dones: np.ndarray) -> np.ndarray:
+        return self.rng.integers(self.num_actions, size=self.num_envs)
+
+
+@dataclass
+class CollectStats:
+    steps: int
+    kept: int
+    episodes: int
+
+
+def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_envs: int = 16,
+                  policy: CollectionPolicy | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> tuple[PairDataset, CollectStats]:
+    """Roll out ``policy`` (default: uniform random) until 2 x ``pairs`` observations are kept."""
+    spec = get_task(task)
+    if spec.family != "nethack":
+        raise ConfigError(f"motif collect needs a NetHack task, not '{task}'", hint="e.g. --task nethack:score")
+    if pairs < 1:
+        raise ConfigError(f"--pairs must be at least 1 (got {pairs})")
+    out = Path(out)
+    if (out / "data").exists():
+        raise ConfigError(f"{out} already holds a pair dataset", hint="choose another --out or delete it")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{out} exists and is not an empty folder", hint="choose another --out")
+    adapter = make_adapter(spec)
+    envs = [adapter.make_env(extra_keys=("tty_chars", "tty_colors")) for _ in range(num_envs)]
+    for i, env in enumerate(envs):
+        env.seed_episodes(seed * _SEED_STRIDE + i)
+    space = envs[0].observation_space
+    total = 2 * pairs
+    data = {k: np.zeros((total, *space[k].shape), dtype=_dtype(k, space[k].dtype)) for k in DATA_KEYS}
+    slots = np.random.default_rng([seed, 1]).permutation(total)  # kept observation k -> flat slot
+    policy = policy or RandomPolicy(envs[0].action_space.n, seed)
+    policy.reset(num_envs)
+
+    kept = steps = episodes = 0
+    obs = [env.reset()[0] for env in envs]
+    dones = np.ones(num_envs, dtype=bool)
+    try:
+        while kept < total:
+            for o in obs:
+                if kept == total:
+                    break
+                if o["blstats"][nethack.NLE_BL_HPMAX] <= 0:  # the game is over: the screen shows no game state
+                    continue
+                slot = slots[kept]
+                for key in DATA_KEYS:
+                    data[key][slot] = o[key]
+                kept += 1
+            if kept == total:
+                break
+            actions = policy.act(_stack(obs, policy.obs_keys), dones)
+            for i, env in enumerate(envs):
+                o, _, terminated, truncated, _ = env.step(int(actions[i]))
+                dones[i] = terminated or truncated
+                if dones[i]:
+                    episodes += 1
+                    o = env.reset()[0]
+                obs[i] = o
+            steps += num_envs
+            if progress is not None:
+                progress(kept, total)
+    finally:
+        for env in envs:
+            env.close()
+    arrays = {k: v.reshape(pairs, 2, *v.shape[1:]) for k, v in data.items()}
+    blstats = arrays["blstats"]
+    info = {name: blstats[..., index].astype(np.int64) for name, index in INFO_FROM_BLSTATS.items()}
+    dataset = write_pair_dataset(out, arrays, info)
+    return dataset, CollectStats(steps=steps, kept=kept, episodes=episodes)
+
+
+def _dtype(key: str, dtype: np.dtype) -> np.dtype:
+    # blstats: NLE's integers, stored as such (our env hands them out as float32)
+    return np.dtype(np.int64) if key == "blstats" else np.dtype(dtype)
+
+
+def _stack(obs: list[dict[str, np.ndarray]], keys: tuple[str, ...]) -> dict[str, np.ndarray]:
+    return {k: np.stack([o[k] for o in obs]) for k in keys}

@@ -1,0 +1,141 @@
+"""The ``motif`` method: a frozen reward model trained from LM preferences drives RL.
+
+For the message m_t of the observation a transition led to:
+
+    r_hat = (r(m_t) - mean) / std
+    r_int = 1[r_hat > eps] * r_hat / N_ep(m_t)^beta
+
+mean and std are the frequency-weighted statistics saved with the reward model, eps is
+the saved z-scored reward quantile at ``eps_quantile`` (linear interpolation between the
+saved grid points, so any quantile in (0, 1) works; 0 turns the threshold off, as the
+published "0.0"), and N_ep is the episodic count of the exact message, this step
+included, counted in the rollout workers by ``EpisodicMessageCount``.
+
+Differences from the published learner, on purpose: the reward belongs to the
+observation the action led to (our batch convention), so steps that ended an episode,
+whose next observation already starts the next episode, get 0; the quantile is
+interpolated rather than looked up on the 0.05 grid; and the model runs once per
+distinct message of a batch with a per-message cache (the model is frozen, so cached
+values are exact).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import gymnasium as gym
+import numpy as np
+import torch
+from pydantic import Field
+
+from llmexplore.envs.base import TaskSpec
+from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
+from llmexplore.errors import ConfigError, DataError
+from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.motif.artifacts import check_reward_model_dir, load_reward_model
+from llmexplore.methods.motif.model import MESSAGE_BYTES
+from llmexplore.methods.registry import register_method
+
+_ROW = np.dtype((np.void, MESSAGE_BYTES))
+
+
+class MotifOptions(MethodOptions):
+    reward_model: str = Field(..., description="folder written by `llmexplore motif train-reward`")
+    eps_quantile: float = Field(0.5, ge=0, lt=1, description="threshold quantile of the z-scored reward (0: none)")
+    beta: float = Field(3.0, ge=0, description="exponent of the episodic message count")
+    cache_size: int = Field(200_000, ge=0, description="messages whose reward is kept between batches")
+
+
+@register_method
+class Motif(IntrinsicReward):
+    name = "motif"
+    description = "Motif: reward model distilled from LM preferences over messages, / episodic count^beta"
+    required_keys = ("message",)
+    default_int_coef = 0.1
+    Options = MotifOptions
+
+    def __init__(self, options: MotifOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        super().__init__(options, context, obs_space)
+        loaded = load_reward_model(options.reward_model, self.device)
+        self.model = loaded.model
+        self.mean, self.std = loaded.mean, loaded.std
+        self.model_id = loaded.model_id
+        self.eps = loaded.threshold(options.eps_quantile) if options.eps_quantile > 0 else -np.inf
+        self._cache: dict[bytes, float] = {}
+        # steps, distinct per batch summed, batches, cache hits, rewarded steps, seconds in reward()
+        self._counters = np.zeros(6)
+
+    @classmethod
+    def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: MotifOptions) -> None:
+        super().check_task(task, obs_space, options)
+        check_reward_model_dir(options.reward_model)
+
+    @classmethod
+    def wrap_env(cls, env: gym.Env, options: MotifOptions, context: MethodContext) -> gym.Env:
+        return EpisodicMessageCount(env)
+
+    # -- learner side ----------------------------------------------------------------------
+    @torch.no_grad()
+    def normalized_rewards(self, messages: np.ndarray) -> np.ndarray:
+        """r_hat for (M, 256) distinct messages, from the cache or the model."""
+        out = np.empty(len(messages), dtype=np.float32)
+        missing = []
+        for i, row in enumerate(messages):
+            value = self._cache.get(row.tobytes())
+            if value is None:
+                missing.append(i)
+            else:
+                out[i] = value
+        self._counters[3] += len(messages) - len(missing)
+        if missing:
+            x = torch.from_numpy(np.ascontiguousarray(messages[missing])).to(self.device)
+            values = ((self.model(x).double() - self.mean) / self.std).float().cpu().numpy()
+            out[missing] = values
+            if len(self._cache) + len(missing) > self.options.cache_size:
+                self._cache.clear()  # rare: NetHack's message set is small; start over rather than track ages
+            if self.options.cache_size:
+                for i, value in zip(missing, values):
+                    self._cache[messages[i].tobytes()] = float(value)
+        return out
+
+    @torch.no_grad()
+    def reward(self, batch: RewardBatch) -> torch.Tensor:
+        started = time.perf_counter()
+        n, t = batch.shape
+        nxt = batch.next_obs
+        if EPISODIC_MESSAGE_COUNT_KEY not in nxt:
+            raise ConfigError(f"motif needs the observation key '{EPISODIC_MESSAGE_COUNT_KEY}' added by its env wrapper")
+        flat = nxt["message"].reshape(n * t, MESSAGE_BYTES).to("cpu", torch.uint8).numpy()
+        rows = np.ascontiguousarray(flat).view(_ROW).ravel()
+        distinct, inverse = np.unique(rows, return_inverse=True)
+        r_hat = torch.from_numpy(self.normalized_rewards(distinct.view(np.uint8).reshape(-1, MESSAGE_BYTES))[inverse])
+        r_hat = r_hat.reshape(n, t).to(batch.dones.device)
+        r_hat = torch.where(r_hat > self.eps, r_hat, torch.zeros_like(r_hat))
+        counts = nxt[EPISODIC_MESSAGE_COUNT_KEY].reshape(n, t).float().to(r_hat.device).clamp_min(1.0)
+        r_int = r_hat / counts.pow(self.options.beta)
+        r_int = r_int * (1.0 - batch.dones.float())
+        self._counters += (n * t, len(distinct), 1, 0, float((r_int != 0).sum()), time.perf_counter() - started)
+        return r_int
+
+    def metrics(self) -> dict[str, float]:
+        steps, distinct, batches, hits, rewarded, seconds = self._counters
+        if not batches:
+            return {}
+        out = {"motif_distinct_share": distinct / steps, "motif_cache_hit_rate": hits / max(distinct, 1),
+               "motif_rewarded_share": rewarded / steps, "motif_cache_size": float(len(self._cache)),
+               "motif_reward_ms_per_batch": 1000 * seconds / batches}
+        self._counters[:] = 0
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"reward_model": str(Path(self.options.reward_model).resolve()), "model_id": self.model_id}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        if state.get("model_id") not in (None, self.model_id):
+            raise DataError(
+                f"this run was trained with reward model {state.get('model_id')} from {state.get('reward_model')}, "
+                f"but {self.options.reward_model} now holds model {self.model_id}",
+                hint="resume with the original reward model, or start a new run directory",
+            )
