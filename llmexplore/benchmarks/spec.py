@@ -59,6 +59,11 @@ def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     return [(".".join(str(p) for p in err["loc"]) or "value", err["msg"]) for err in exc.errors()]
 
 
+def format_validation_error(exc: ValidationError) -> str:
+    """pydantic errors as one line: ``field: message; field: message``."""
+    return "; ".join(f"{field}: {message}" for field, message in validation_problems(exc))
+
+
 @dataclass(frozen=True)
 class ResolvedRun:
     """A spec with every default filled in and every name checked."""

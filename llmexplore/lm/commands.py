@@ -26,7 +26,7 @@ def _lm_options(p: argparse.ArgumentParser) -> None:
 def _lm_config(args: argparse.Namespace) -> Any:
     from pydantic import ValidationError
 
-    from llmexplore.benchmarks.spec import validation_problems
+    from llmexplore.benchmarks.spec import format_validation_error
     from llmexplore.lm.config import LMConfig
 
     data: dict[str, Any] = {}
@@ -44,9 +44,7 @@ def _lm_config(args: argparse.Namespace) -> Any:
     try:
         return LMConfig(**data)
     except ValidationError as exc:
-        problems = validation_problems(exc)
-        raise ConfigError("invalid LM settings: " + "; ".join(f"{f}: {m}" for f, m in problems),
-                          problems=problems) from None
+        raise ConfigError("invalid LM settings: " + format_validation_error(exc)) from None
 
 
 def _chunk(text: str) -> tuple[int, int]:
