@@ -5,7 +5,9 @@
 1. Overhead per cell: time from the runner handing a cell to its backend to the cell's first
    training step (its run record shows env steps; `llmexplore run` writes one at once then).
    It includes starting Python and building the environment and networks, which every
-   backend pays alike; the backend's own share is its median minus the local backend's.
+   backend pays alike; the backend's own share is the part until the kernel started the
+   cell's `llmexplore run` process, printed beside it.
+   (A local cell alone gets all cores' threads; Ray and SLURM cells get `resources.cpus`.)
 2. Speedup of a 4-cell grid (one rollout worker per cell) from 1 to 2 cells at a time.
    Target on a 2-core machine: >= 1.7x.
 
@@ -50,6 +52,7 @@ class Timed(GridBackend):
         self.inner = inner
         self.name = inner.name  # type: ignore[misc]
         self.submitted: dict[str, float] = {}
+        self.process_start: dict[str, float] = {}
         self.first_step: dict[str, float] = {}
         self._cells: dict[str, Cell] = {}
         self._stop = threading.Event()
@@ -75,8 +78,16 @@ class Timed(GridBackend):
     def _watch(self) -> None:
         import json
 
+        import psutil
+
         while not self._stop.is_set():
             for cell_id, cell in list(self._cells.items()):
+                if cell_id not in self.process_start:  # the kernel's start time of `llmexplore run`
+                    spec = str(cell.run_dir / "spec.yaml")
+                    for p in psutil.process_iter(["cmdline", "create_time"]):
+                        if spec in (p.info["cmdline"] or []):
+                            self.process_start[cell_id] = p.info["create_time"]
+                            break
                 if cell_id in self.first_step:
                     continue
                 path = cell.run_dir / RECORD_FILE
@@ -87,6 +98,21 @@ class Timed(GridBackend):
                 except (OSError, ValueError):
                     pass
             time.sleep(0.02)
+
+
+def create_time_offset() -> float:
+    """psutil's process start times are boot time plus clock ticks: their offset from time.time()."""
+    import subprocess
+
+    import psutil
+
+    offsets = []
+    for _ in range(5):
+        before = time.time()
+        proc = subprocess.Popen(["sleep", "0.1"])
+        offsets.append(psutil.Process(proc.pid).create_time() - before)
+        proc.wait()
+    return statistics.median(offsets)
 
 
 def grid_for(tmp: Path, cells: int, steps: int):
@@ -117,7 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backends", default="local,ray,slurm")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--overhead-cells", type=int, default=5, help="cells run one at a time for the overhead")
+    parser.add_argument("--overhead-cells", type=int, default=5, help="one-cell grids per backend for the overhead")
     parser.add_argument("--overhead-steps", type=int, default=1024)
     parser.add_argument("--speedup-steps", type=int, default=8192, help="env steps of each of the 4 cells")
     parser.add_argument("--skip-speedup", action="store_true")
@@ -132,18 +158,23 @@ def main() -> None:
                  object_store_memory=256 * 2**20)
         print(f"# Ray local instance start-up: {time.time() - t:.1f} s (once per grid, not per cell)")
 
-    print(f"\n# submit -> first training step, {args.overhead_cells} cells one at a time, "
+    print(f"\n# submit -> first training step: {args.overhead_cells} one-cell grids per backend, interleaved, "
           f"{args.overhead_steps} steps each (median [all])")
-    medians = {}
+    offset = create_time_offset()
+    delays: dict[str, list[float]] = {name: [] for name in names}
+    starts: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(args.overhead_cells):
+        for name in names:  # round-robin, so load from others hits every backend alike
+            _, timed = run_grid(name, 1, args.overhead_steps, jobs=1)
+            for c, t in timed.submitted.items():
+                if c in timed.first_step:
+                    delays[name].append(timed.first_step[c] - t)
+                if c in timed.process_start:
+                    starts[name].append(timed.process_start[c] - offset - t)
     for name in names:
-        _, timed = run_grid(name, args.overhead_cells, args.overhead_steps, jobs=1)
-        delays = sorted(timed.first_step[c] - timed.submitted[c] for c in timed.submitted if c in timed.first_step)
-        medians[name] = statistics.median(delays)
-        print(f"{name:6s} {medians[name]:6.2f} s   {[round(d, 2) for d in delays]}")
-    if "local" in medians:
-        for name in names:
-            if name != "local":
-                print(f"{name:6s} scheduling overhead over local: {medians[name] - medians['local']:+.2f} s per cell")
+        print(f"{name:6s} submit -> first step {statistics.median(delays[name]):6.2f} s {[round(d, 2) for d in delays[name]]}"
+              f"   of which submit -> cell process started {statistics.median(starts[name]):5.2f} s "
+              f"{[round(d, 2) for d in starts[name]]}")
 
     if args.skip_speedup:
         return

@@ -316,7 +316,7 @@ def test_a_job_warned_of_its_time_limit_checkpoints_its_cells_and_requeues(tmp_p
     """submitit's local executor, real signals: the warning (USR2) makes CellBatch stop the cell, which
     saves; the job requeues and runs the cell again, which this time finishes."""
     submitit = pytest.importorskip("submitit")
-    from llmexplore.benchmarks.runners.slurm import CellBatch
+    from llmexplore.benchmarks.runners.slurm_job import CellBatch
 
     run_dir = tmp_path / "cell"
     resumable = textwrap.dedent("""

@@ -141,7 +141,6 @@ class GridRunner:
             self.backend.close()
         return self._write_summary()
 
-
     def _finished(self) -> bool:
         return all(s.status in ("skipped", "complete", "failed", "blocked") for s in self.states.values())
 

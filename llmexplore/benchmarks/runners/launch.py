@@ -112,14 +112,15 @@ def cell_process(run_dir: str | Path) -> int | None:
 
 
 def _runs_cell(pid: int, run_dir: str | Path) -> bool:
-    """Whether pid is alive and is the cell of run_dir (not a recycled pid)."""
+    """Whether pid is alive (not a zombie) and is the cell of run_dir (not a recycled pid)."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        state = next((line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                      if line.startswith("State:")), "")
-    except OSError:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        state = next((line.split()[1] for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                      if line.startswith("State:")), "?")
+    except (OSError, IndexError):
         return False
-    return "Z" not in state.split(":", 1)[-1][:3] and str(Path(run_dir)) in cmdline
+    here = str(Path(run_dir))
+    return state != "Z" and any(a == here or a.startswith(here + os.sep) for a in args)
 
 
 def wait_for_cell_process(run_dir: str | Path, timeout: float) -> None:

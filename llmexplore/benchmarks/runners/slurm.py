@@ -1,7 +1,7 @@
 """Run cells as SLURM jobs through submitit: one cell per job, or several packed into one.
 
 A job asks SLURM for its cells' resources (``job_parameters``: partition, time, CPUs, GPUs,
-memory, requeue) and runs them side by side on its node (``launch.CellProcesses``). Each
+memory, requeue) and runs them side by side on its node (``slurm_job.CellBatch``). Each
 cell's exit code comes back through a small file beside the job logs, so a cell that ends
 early in a packed job is seen at once. Time limits and preemption:
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import signal
 import time
 import uuid
 from pathlib import Path
@@ -31,9 +30,10 @@ from typing import Any, ClassVar
 from llmexplore.benchmarks.backend_options import SlurmOptions, parse_options
 from llmexplore.benchmarks.grid import Cell, Grid, Resources, safe_name
 from llmexplore.benchmarks.runners.base import CellJob, GridBackend, cell_command
-from llmexplore.benchmarks.runners.launch import CellLaunch, CellProcesses, read_exit_file, wait_for_cell_process
+from llmexplore.benchmarks.runners.launch import CellLaunch, read_exit_file, wait_for_cell_process
 from llmexplore.benchmarks.runners.lm_endpoint import refuse_loopback
 from llmexplore.benchmarks.runners.local import check_local_gpus
+from llmexplore.benchmarks.runners.slurm_job import CellBatch
 from llmexplore.errors import ConfigError, require
 
 submitit = require("submitit", "distributed", "the SLURM grid backend")
@@ -87,37 +87,6 @@ def sbatch_script(params: dict[str, Any], folder: str | Path, python: str = "pyt
     return _make_sbatch_string(command=command, folder=folder, **params)
 
 
-# -- what a job runs ----------------------------------------------------------------------------
-class CellBatch(submitit.helpers.Checkpointable):
-    """The callable a job runs: its cells, side by side, until each ends."""
-
-    def __init__(self, launches: list[CellLaunch], stop_grace: float):
-        self.launches = launches
-        self.stop_grace = stop_grace
-        self._processes: CellProcesses | None = None
-
-    def __call__(self) -> dict[str, int]:
-        self._processes = CellProcesses(self.launches, self.stop_grace)
-        signal.signal(signal.SIGTERM, self._on_sigterm)
-        return self._processes.run()
-
-    def _on_sigterm(self, signum: int, frame: Any) -> None:
-        """SLURM cancels or preempts the job: the cells got SIGTERM too and checkpoint; the job's state,
-        not an exit code, then tells the runner what happened (requeued, or ended)."""
-        if self._processes is not None:
-            self._processes.terminating = True
-
-    def checkpoint(self, *args: Any, **kwargs: Any) -> Any:
-        """Called by submitit on the warning signal: stop the cells (they save) and requeue."""
-        if self._processes is not None:
-            self._processes.requeueing = True
-            self._processes.stop(self.stop_grace)
-        return submitit.helpers.DelayedSubmission(CellBatch(self.launches, self.stop_grace))
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"launches": self.launches, "stop_grace": self.stop_grace, "_processes": None}
-
-
 # -- the backend --------------------------------------------------------------------------------
 class SlurmCellJob(CellJob):
     def __init__(self, backend: "SlurmBackend", cell: Cell, launch: CellLaunch):
@@ -126,8 +95,14 @@ class SlurmCellJob(CellJob):
         self.launch = launch
         self.job: Any = None  # the submitit job, once submitted
         self.submit_error: str | None = None
+        self.code: int | None = None
 
     def poll(self) -> int | None:
+        if self.code is None:
+            self.code = self._poll()
+        return self.code
+
+    def _poll(self) -> int | None:
         if self.job is None and self.submit_error is None:
             self.backend.flush()
         if self.submit_error is not None:
@@ -159,7 +134,7 @@ class SlurmCellJob(CellJob):
         if self.job is None:
             self.backend.drop(self)
             return
-        if not self._job_done():
+        if self.code is None and not self._job_done():
             self.job.cancel(check=False)  # scancel; the local executor interrupts the job's process
         if self.backend.options.executor == "local":
             # no SLURM here to clean up after the job: see that its cells have saved and gone
@@ -272,11 +247,16 @@ class SlurmBackend(GridBackend):
             self._unsubmitted.remove(job)
 
     def close(self) -> None:
-        """Leave no job behind: cancel any the runner did not see finish (after an error of its own)."""
+        """Leave no job behind: cancel any job with a cell the runner did not see end (after an error
+        of its own). A job whose cells all ended is left to finish writing its result."""
         self._unsubmitted = []
-        for job in self._submitted:
-            if job.job is not None and not job._job_done():
-                job.job.cancel(check=False)
+        open_jobs = {id(j.job): j.job for j in self._submitted if j.code is None and j.job is not None}
+        for job in open_jobs.values():
+            try:
+                if not job.done():
+                    job.cancel(check=False)
+            except Exception:  # noqa: BLE001 - best effort on the way out
+                pass
         self._submitted = []
 
 
