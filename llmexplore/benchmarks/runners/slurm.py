@@ -37,6 +37,8 @@ from llmexplore.benchmarks.runners.slurm_job import CellBatch
 from llmexplore.errors import ConfigError, require
 
 submitit = require("submitit", "distributed", "the SLURM grid backend")
+#: how long a job may stay PREEMPTED (waiting to be requeued) before its cells count as failed
+PREEMPTED_GRACE_S = 600.0
 
 
 # -- what a job asks for ------------------------------------------------------------------------
@@ -96,6 +98,7 @@ class SlurmCellJob(CellJob):
         self.job: Any = None  # the submitit job, once submitted
         self.submit_error: str | None = None
         self.code: int | None = None
+        self._preempted_since: float | None = None
 
     def poll(self) -> int | None:
         if self.code is None:
@@ -120,9 +123,20 @@ class SlurmCellJob(CellJob):
 
     def _job_done(self) -> bool:
         try:
-            return bool(self.job.done())
+            if self.job.done():
+                return True
         except Exception:  # noqa: BLE001 - a flaky sacct; ask again next round
             return False
+        return self._preempted_for_good()
+
+    def _preempted_for_good(self) -> bool:
+        """submitit counts PREEMPTED as unfinished (the job may come back); one that stays preempted
+        (requeue off, or a cluster that cancels preempted jobs) has ended for the runner."""
+        if self._state().upper() != "PREEMPTED":
+            self._preempted_since = None
+            return False
+        self._preempted_since = self._preempted_since or time.time()
+        return time.time() - self._preempted_since > PREEMPTED_GRACE_S
 
     def _state(self) -> str:
         try:
