@@ -74,7 +74,11 @@ def _run(p: argparse.ArgumentParser) -> Handler:
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.benchmarks.cell import run_cell
+        from llmexplore.benchmarks.runners.launch import honour_parent_death, stop_on_sigterm
         from llmexplore.benchmarks.spec import RunSpec
+
+        stop_on_sigterm()  # schedulers stop jobs with SIGTERM: checkpoint as on Ctrl-C
+        honour_parent_death()  # started by a remote launcher: do not outlive it
 
         data: dict[str, Any] = load_yaml_file(args.config) if args.config else {}
         for key in ("method", "task", "seed", "steps", "label"):

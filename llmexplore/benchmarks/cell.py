@@ -45,9 +45,12 @@ def cell_id(resolved: ResolvedRun) -> str:
 class CellSink:
     """Receives training events: appends episodes and metrics to the run's files."""
 
-    def __init__(self, run_dir: Path, files: RunFiles, view: ProgressView, heartbeat: Callable[[int], None]):
+    def __init__(self, run_dir: Path, files: RunFiles, view: ProgressView, heartbeat: Callable[[int], None],
+                 start_steps: int = 0):
         self.heartbeat = heartbeat
         self._last_beat = time.time()
+        self._start_steps = start_steps
+        self._stepped = False
         self.episodes = JsonlAppender(run_dir / files.episodes)
         self.intrinsic = JsonlAppender(run_dir / files.intrinsic)
         self.metrics_file = JsonlAppender(run_dir / files.metrics)
@@ -72,7 +75,11 @@ class CellSink:
 
     def on_progress(self, env_steps: int, steps_per_second: float) -> None:
         self.view.update(env_steps, steps_per_second)
-        if time.time() - self._last_beat >= HEARTBEAT_SEC:
+        # a beat on the first training step too: the record then shows at once that the cell is
+        # stepping (the grid view, and the scheduling-overhead benchmark, read it)
+        first = not self._stepped and env_steps > self._start_steps
+        if first or time.time() - self._last_beat >= HEARTBEAT_SEC:
+            self._stepped = self._stepped or first
             self._last_beat = time.time()
             self.heartbeat(env_steps)
 
@@ -112,7 +119,7 @@ def run_cell(spec: RunSpec, out_dir: str | Path, *, quiet: bool = False) -> RunR
 
     heartbeat(resume_steps)
     view = ProgressView(cell_id(resolved), resolved.budget, start=resume_steps, enabled=not quiet)
-    sink = CellSink(run_dir, files, view, heartbeat)
+    sink = CellSink(run_dir, files, view, heartbeat, start_steps=resume_steps)
     try:
         from llmexplore.agents.training import train
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,23 +14,43 @@ from llmexplore.cli import Handler, command, parse_option_pairs
 from llmexplore.errors import ConfigError
 
 
-def make_backend(name: str, jobs: int, options: dict[str, Any]):
+def backend_options(name: str, grid, cli_options: dict[str, Any]) -> dict[str, Any]:
+    """The grid file's section for this backend, overridden key by key by ``-b key=value``; validated."""
+    from llmexplore.benchmarks.backend_options import parse_options
     from llmexplore.benchmarks.runners import BACKENDS
 
     if name not in BACKENDS:
         raise ConfigError(f"unknown backend '{name}'", hint=f"valid backends: {', '.join(sorted(BACKENDS))}")
+    merged = {**(grid.backend_options.get(name, {}) if grid is not None else {}), **cli_options}
+    parse_options(name, merged)
+    return merged
+
+
+def make_backend(name: str, jobs: int | None, options: dict[str, Any], grid=None):
+    from llmexplore.benchmarks.runners import BACKENDS
+
+    merged = backend_options(name, grid, options)
     module, cls = BACKENDS[name].split(":")
-    return getattr(importlib.import_module(module), cls)(jobs=jobs, **options)
+    return getattr(importlib.import_module(module), cls)(jobs=jobs, **merged)
+
+
+def _stop_on_sigterm() -> None:
+    """A grid driver stopped with SIGTERM (kill, a scheduler, a closing session) cancels its cells as
+    on Ctrl-C, so no job or process outlives it."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 @command("grid", "run every cell of a grid file and build its leaderboard")
 def _grid(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", help="grid YAML file (see configs/)")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="cells run at once")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="cells run at once (default: local 1; ray: as many as the cluster holds; slurm: all, "
+                        "SLURM queues them)")
     p.add_argument("--out", help="results directory (default: the grid's `output`, else results/<name>)")
     p.add_argument("--backend", default="local", help="where cells run: local (default), ray, slurm")
     p.add_argument("--backend-option", "-b", action="append", default=[], metavar="KEY=VALUE",
-                   help="backend option, e.g. address=auto (ray) or partition=gpu (slurm)")
+                   help="backend option, e.g. address=auto (ray) or partition=gpu (slurm); overrides the grid "
+                        "file's ray:/slurm: section (docs/distributed.md)")
     p.add_argument("--retries", type=int, default=1, help="extra attempts for a failing cell")
     p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing")
     p.add_argument("--no-leaderboard", action="store_true")
@@ -40,16 +61,21 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
         from llmexplore.benchmarks.leaderboard import build_leaderboard
         from llmexplore.benchmarks.runners import GridRunner, GridView
 
-        if args.jobs < 1:
+        if args.jobs is not None and args.jobs < 1:
             raise ConfigError("--jobs must be at least 1")
         grid = load_grid(args.file, args.out)
+        cli_options = parse_option_pairs(args.backend_option)
         if args.dry_run:
+            backend_options(args.backend, grid, cli_options)
             for cell in grid.cells:
                 parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
-                print(f"{cell.id}  steps={cell.spec.steps}  -> {cell.run_dir}{parent}")
+                r = cell.resources
+                print(f"{cell.id}  steps={cell.spec.steps}  device={cell.spec.train.device}  "
+                      f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
             print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
             return 0
-        backend = make_backend(args.backend, args.jobs, parse_option_pairs(args.backend_option))
+        _stop_on_sigterm()
+        backend = make_backend(args.backend, args.jobs, cli_options, grid)
         view = GridView(grid.name, enabled=not args.quiet)
         runner = GridRunner(grid, backend, retries=args.retries, view=view)
         try:

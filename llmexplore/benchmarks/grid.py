@@ -12,8 +12,15 @@ expands independently and the grid is their union:
           - {label: motif-combat, method_options.reward_model: models/combat}
 
 Keys may be dotted (``train.batch_size``). Without ``blocks``, top-level ``set``, ``vary``
-and ``tied`` form one block. Validation reports every problem of the file at once, each
-with its line, before anything runs.
+and ``tied`` form one block. ``lm`` names the language model every cell talks to (one
+server for the whole grid), and ``ray`` / ``slurm`` hold options of those backends
+(``backend_options.py``; ``-b key=value`` overrides them). Validation reports every
+problem of the file at once, each with its line, before anything runs.
+
+Resources: ``suite.resources`` says what one cell needs. A cell that asks for GPUs trains
+on one (``train.device`` becomes ``gpu``; ``cpu`` there is an error), and a cell whose
+``train.device`` is ``gpu`` asks for at least one GPU, so schedulers allocate what the
+cell will use.
 """
 
 from __future__ import annotations
@@ -28,11 +35,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.benchmarks import yaml_lines
+from llmexplore.benchmarks.backend_options import BACKEND_SECTIONS
 from llmexplore.benchmarks.spec import ParentSpec, RunSpec, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
 
-TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary", "tied", "lm", "output"}
+TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary", "tied", "lm", "output",
+            *BACKEND_SECTIONS}
 BLOCK_KEYS = {"set", "vary", "tied", "name"}
 Protocol = Literal["reward-free", "with-reward", "pretrain-finetune"]
 
@@ -97,6 +106,8 @@ class Grid:
     cells: list[Cell]
     lm: LMConfig | None = None
     description: str = ""
+    #: backend name -> the options its grid-file section sets (validated; the command line may add more)
+    backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def cell(self, cell_id: str) -> Cell:
         return next(c for c in self.cells if c.id == cell_id)
@@ -172,6 +183,10 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
     out = out.expanduser().resolve()
     suite = _parse_model(Suite, data.get("suite") or {}, data, "suite", problems) or Suite()
     lm = _parse_model(LMConfig, data["lm"], data, "lm", problems) if "lm" in data else None
+    backend_options = {}
+    for section, model in BACKEND_SECTIONS.items():
+        if section in data and _parse_model(model, data[section] or {}, data, section, problems) is not None:
+            backend_options[section] = yaml_lines.plain(data[section] or {})
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, dict):
         problems.add(yaml_lines.line_of(data, "defaults"), "'defaults' must be a mapping of run-spec fields")
@@ -199,7 +214,7 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
     cells = _make_cells(raw_cells, out, suite, path, problems)
     problems.raise_if_any()
     return Grid(name=str(name), path=path, out_dir=out, suite=suite, cells=cells, lm=lm,
-                description=str(data.get("description") or ""))
+                description=str(data.get("description") or ""), backend_options=backend_options)
 
 
 def _parse_model(model: type[BaseModel], value: Any, parent: Any, key: str, problems: _Problems):
@@ -282,6 +297,7 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
                 problems.add(line_for(lines, "ext_coef"),
                              f"the {suite.protocol} protocol trains without extrinsic reward: ext_coef must be 0")
             values["ext_coef"] = 0.0
+        _match_device_to_gpus(values, suite.resources, line_for(lines, "train"), problems)
         try:
             spec = RunSpec.parse(values, "cell")
         except ConfigError as exc:
@@ -303,15 +319,39 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
     return cells
 
 
+def _match_device_to_gpus(values: dict, resources: Resources, line: int, problems: _Problems) -> None:
+    """A cell given GPUs trains on one: its device becomes 'gpu' unless it says 'cpu', which would
+    leave the GPU idle and is reported."""
+    if resources.gpus <= 0:
+        return
+    train = values.get("train")
+    if train is not None and not isinstance(train, dict):
+        return  # RunSpec reports the malformed value
+    device = (train or {}).get("device")
+    if device == "cpu":
+        problems.add(line, f"suite.resources.gpus is {resources.gpus:g} but train.device is 'cpu': the GPU would "
+                           f"sit idle; set train.device to gpu (or leave it out), or suite.resources.gpus to 0")
+        return
+    values["train"] = {**(train or {}), "device": "gpu"}
+
+
+def cell_resources(spec: RunSpec, resources: Resources) -> Resources:
+    """What a cell asks its scheduler for: the suite's resources, and a GPU if it trains on one."""
+    if spec.train.device == "gpu" and resources.gpus <= 0:
+        return resources.model_copy(update={"gpus": 1})
+    return resources
+
+
 def _cell(spec: RunSpec, out: Path, suite: Suite, lines: dict[str, int], parent_id: str | None = None) -> Cell:
     label = spec.label or spec.method
     return Cell(id=cell_id(label, spec.task, spec.seed), spec=spec, run_dir=cell_dir(out, label, spec.task, spec.seed),
-                resources=suite.resources, lines=lines, parent_id=parent_id)
+                resources=cell_resources(spec, suite.resources), lines=lines, parent_id=parent_id)
 
 
 def _check_cell(cell: Cell, line_for, problems: _Problems, seen: dict[str, int]) -> bool:
     try:
-        resolve(cell.spec, check_parent=cell.parent_id is None)
+        # the device is checked where the cell runs: a login node without a GPU may submit GPU cells
+        resolve(cell.spec, check_parent=cell.parent_id is None, check_device=False)
     except ConfigError as exc:
         for where, message in exc.problems:
             problems.add(line_for(cell.lines, where or "method"), message)

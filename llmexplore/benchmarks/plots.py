@@ -39,6 +39,8 @@ def plot_curves(runs: list[Run], task: str, metric: str, path: Path) -> Path | N
 
 
 def plot_achievements(table: pd.DataFrame, task: str, path: Path) -> Path | None:
+    if table.empty:  # no Crafter runs: the table has no columns at all
+        return None
     rows = table[table["task"] == task]
     if rows.empty:
         return None

@@ -115,11 +115,12 @@ class ResolvedRun:
         )
 
 
-def resolve(spec: RunSpec, check_parent: bool = True) -> ResolvedRun:
+def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True) -> ResolvedRun:
     """Check every name and value of a spec; raise one ConfigError listing all problems.
 
     ``check_parent=False`` skips the parent-checkpoint check, for grids whose parent cell
-    has not run yet (the cell is checked again when it starts).
+    has not run yet (the cell is checked again when it starts). ``check_device=False`` skips
+    the CUDA check, for grids submitted from a machine other than the one a cell runs on.
     """
     problems: list[tuple[str, str]] = []
 
@@ -140,7 +141,7 @@ def resolve(spec: RunSpec, check_parent: bool = True) -> ResolvedRun:
         attempt("method", lambda: method.check_task(task, adapter.observation_space(), options))
     train = spec.train.resolved(task.family if task else "generic")
     budget = spec.steps or (task.default_budget if task else 0)
-    problems.extend(_check_training(train, budget))
+    problems.extend(_check_training(train, budget, check_device))
     parent_checkpoint = None
     if spec.parent is not None:
         if check_parent:
@@ -156,7 +157,7 @@ def resolve(spec: RunSpec, check_parent: bool = True) -> ResolvedRun:
     return ResolvedRun(spec, task, adapter, method, options, train, budget, ext_coef, int_coef, parent_checkpoint)
 
 
-def _check_training(train: TrainConfig, budget: int) -> list[tuple[str, str]]:
+def _check_training(train: TrainConfig, budget: int, check_device: bool = True) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     per_rollout = train.num_workers * train.envs_per_worker * train.rollout
     if budget < train.batch_size:
@@ -171,7 +172,7 @@ def _check_training(train: TrainConfig, budget: int) -> list[tuple[str, str]]:
         ))
     if train.batch_size % train.rollout != 0:
         problems.append(("train", f"train.batch_size {train.batch_size} must be a multiple of train.rollout {train.rollout}"))
-    if train.device == "gpu":
+    if train.device == "gpu" and check_device:
         import torch
 
         if not torch.cuda.is_available():

@@ -120,7 +120,7 @@ def test_pretrain_finetune_links_each_finetune_cell_to_its_parent(tmp_path):
         assert child.spec.seed == parent.spec.seed
 
 
-@pytest.mark.parametrize("name", ["quickstart.yaml", "crafter.yaml", "nethack.yaml"])
+@pytest.mark.parametrize("name", ["quickstart.yaml", "crafter.yaml", "nethack.yaml", "nethack-cluster.yaml"])
 def test_shipped_grids_validate(name):
     grid = load_grid(REPO / "configs" / name)
     assert grid.cells

@@ -1,12 +1,31 @@
-"""Grid backends: where cells run. Register new ones in BACKENDS."""
+"""Grid backends: where cells run. Register new ones in BACKENDS.
+
+Imports are lazy: Ray workers and SLURM jobs import ``runners.launch`` alone, without the
+orchestrator and everything a grid pulls in.
+"""
 
 from __future__ import annotations
 
-from llmexplore.benchmarks.runners.base import GridBackend, GridRunner, GridView
-from llmexplore.benchmarks.runners.local import LocalBackend
+import importlib
+from typing import Any
 
 BACKENDS: dict[str, str] = {
     "local": "llmexplore.benchmarks.runners.local:LocalBackend",
+    "ray": "llmexplore.benchmarks.runners.ray_backend:RayBackend",
+    "slurm": "llmexplore.benchmarks.runners.slurm:SlurmBackend",
 }
 
-__all__ = ["BACKENDS", "GridBackend", "GridRunner", "GridView", "LocalBackend"]
+_EXPORTS = {
+    "GridBackend": "llmexplore.benchmarks.runners.base",
+    "GridRunner": "llmexplore.benchmarks.runners.base",
+    "GridView": "llmexplore.benchmarks.runners.base",
+    "LocalBackend": "llmexplore.benchmarks.runners.local",
+}
+
+__all__ = ["BACKENDS", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(name)

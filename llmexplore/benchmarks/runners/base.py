@@ -6,10 +6,14 @@ parents before children, bounded retries, the progress view, the grid summary, c
 cancellation — lives in ``GridRunner`` so that all backends behave the same. A cell
 always runs as ``llmexplore run --config <run_dir>/spec.yaml --out <run_dir>``, which is
 itself resumable, so a retried or requeued cell continues from its last checkpoint.
+
+Before the first cell starts, the runner asks the backend whether it can run the cells
+that are left (``check``) and checks the LM server the grid names (``lm_endpoint``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from abc import ABC, abstractmethod
@@ -22,9 +26,10 @@ import yaml
 from llmexplore.atomic import atomic_write_json, atomic_write_text
 from llmexplore.benchmarks.grid import Cell, Grid
 from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.runners.launch import CELL_LOG
+from llmexplore.benchmarks.runners.lm_endpoint import check_endpoints
 from llmexplore.errors import UserError
 
-CELL_LOG = "cell.log"
 SPEC_FILE = "spec.yaml"
 SUMMARY_FILE = "grid.json"
 
@@ -42,6 +47,14 @@ def write_cell_spec(cell: Cell) -> None:
 
 class CellJob(ABC):
     """A running cell."""
+
+    #: set by ``poll`` when the backend knows why a cell ended early (a worker died, a job was
+    #: cancelled): the runner puts it before the cell's own error
+    reason: str | None = None
+
+    def describe(self) -> str:
+        """Where the cell runs or waits (a node, a job id and its queue state), for the live view."""
+        return ""
 
     @abstractmethod
     def poll(self) -> int | None:
@@ -65,7 +78,8 @@ class GridBackend(ABC):
         """Start a cell whose spec file is written."""
 
     def check(self, grid: Grid) -> None:
-        """Raise a UserError before anything starts if this backend cannot run the grid."""
+        """Raise a UserError before anything starts if this backend cannot run the grid's cells
+        (the runner passes only the cells left to run)."""
 
     def close(self) -> None:
         """Release what the backend holds (clusters, executors)."""
@@ -100,26 +114,31 @@ class GridRunner:
 
     # -- main loop -----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        self.backend.check(self.grid)
         for state in self.states.values():
             if _is_complete(state.cell):
                 state.status = "skipped"
-        self._write_summary()
+        pending = [s.cell for s in self.states.values() if s.status == "pending"]
+        checked = False
         try:
+            if pending:
+                check_endpoints(pending)
+                self.backend.check(dataclasses.replace(self.grid, cells=pending))
+            checked = True
+            self._write_summary()
             while not self._finished():
                 self._start_ready_cells()
                 self._collect_finished()
                 self.view.update(self.states.values())
                 time.sleep(self.poll_seconds)
             self.view.update(self.states.values())
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C (or SIGTERM, which the CLI turns into one), or a failing backend
             self._cancel_running()
-            self._write_summary(interrupted=True)
-            self.view.close()
+            if checked:  # a failed check leaves an earlier summary as it was
+                self._write_summary(interrupted=True)
             raise
         finally:
+            self.view.close()
             self.backend.close()
-        self.view.close()
         return self._write_summary()
 
     def _finished(self) -> bool:
@@ -156,6 +175,7 @@ class GridRunner:
             code = state.job.poll()
             if code is None:
                 continue
+            reason = state.job.reason
             state.seconds += time.time() - state.started
             state.job = None
             if _is_complete(state.cell):
@@ -163,17 +183,21 @@ class GridRunner:
                 state.history.append({"attempt": state.attempts, "exit_code": code, "status": "complete"})
             else:
                 state.error, state.log_tail = _failure_details(state.cell, code)
+                if reason:
+                    state.error = f"{reason}; {state.error}"
                 state.history.append({"attempt": state.attempts, "exit_code": code, "error": state.error})
                 state.status = "pending" if state.attempts <= self.retries else "failed"
             self._write_summary()
 
     def _cancel_running(self) -> None:
         running = self._running()
-        for state in running:
-            state.job.cancel(self.cancel_grace)
-        for state in running:
-            state.status = "interrupted"
-            state.job = None
+        try:
+            for state in running:
+                state.job.cancel(self.cancel_grace)
+        finally:
+            for state in running:
+                state.status = "interrupted"
+                state.job = None
 
     # -- summary -------------------------------------------------------------------------------
     def _write_summary(self, interrupted: bool = False) -> dict[str, Any]:
@@ -274,8 +298,9 @@ class GridView:
             table.add_column("running cell")
             table.add_column("env steps", justify="right")
             table.add_column("attempt", justify="right")
+            table.add_column("where")
             for s in running:
-                table.add_row(s.cell.id, _progress_of(s.cell), str(s.attempts))
+                table.add_row(s.cell.id, _progress_of(s.cell), str(s.attempts), s.job.describe() if s.job else "")
             self._live.update(table)
         elif line != self._last_line:
             self._last_line = line

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
 import time
-from typing import ClassVar
+from typing import ClassVar, Iterable
 
-from llmexplore.benchmarks.grid import Cell
+from llmexplore.benchmarks.grid import Cell, Grid
 from llmexplore.benchmarks.runners.base import CELL_LOG, CellJob, GridBackend, cell_command
+from llmexplore.errors import ConfigError
 
 
 def thread_env(jobs: int) -> dict[str, str]:
@@ -21,6 +23,24 @@ def thread_env(jobs: int) -> dict[str, str]:
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env.setdefault(var, threads)
     return env
+
+
+def check_local_gpus(cells: Iterable[Cell], backend: str = "local") -> None:
+    """Refuse cells that ask for more GPUs than this machine has, before any of them starts."""
+    wanted = [c for c in cells if c.resources.gpus > 0]
+    if not wanted:
+        return
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    cell = max(wanted, key=lambda c: c.resources.gpus)
+    if math.ceil(cell.resources.gpus) > count:
+        raise ConfigError(
+            f"cell {cell.id} asks for {cell.resources.gpus:g} GPU(s) (suite.resources.gpus, or train.device: gpu) "
+            f"but this machine has {count or 'no'} CUDA device{'' if count == 1 else 's'}",
+            hint=f"the {backend} backend runs cells here: use a GPU machine, `--backend ray` or `--backend slurm` "
+                 f"with GPU nodes, or set suite.resources.gpus: 0 and train.device: cpu",
+        )
 
 
 class LocalJob(CellJob):
@@ -54,12 +74,15 @@ class LocalJob(CellJob):
 class LocalBackend(GridBackend):
     name: ClassVar[str] = "local"
 
-    def __init__(self, jobs: int = 1):
-        self.jobs = max(1, int(jobs))
+    def __init__(self, jobs: int | None = 1):
+        self.jobs = max(1, int(jobs or 1))
 
     @property
     def capacity(self) -> int:
         return self.jobs
+
+    def check(self, grid: Grid) -> None:
+        check_local_gpus(grid.cells)
 
     def start(self, cell: Cell, attempt: int) -> LocalJob:
         return LocalJob(cell, attempt, thread_env(self.jobs))

@@ -1,0 +1,343 @@
+"""Grid backends without training: grid-file sections, resources and devices, SLURM job
+parameters, the LM-endpoint check, and the remote launcher's process handling."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from llmexplore.benchmarks.backend_options import SlurmOptions, parse_options
+from llmexplore.benchmarks.commands import backend_options
+from llmexplore.benchmarks.grid import load_grid
+from llmexplore.benchmarks.runners import lm_endpoint
+from llmexplore.benchmarks.runners.base import GridRunner
+from llmexplore.benchmarks.runners.launch import (
+    PROCESS_FILE,
+    CellLaunch,
+    CellProcesses,
+    _gpu_slices,
+    cell_process,
+    read_exit_file,
+    wait_for_cell_process,
+)
+from llmexplore.benchmarks.runners.local import LocalBackend
+from llmexplore.errors import ConfigError, UserError
+from llmexplore.lm.config import LMConfig
+
+REPO = Path(__file__).resolve().parents[2]
+CELL = "defaults: {steps: 4096, task: nethack:score, train: {envs_per_worker: 8, batch_size: 512}}\n"
+
+
+def grid_file(tmp_path: Path, text: str) -> Path:
+    """A grid file: the given lines, then one small NetHack cell setting."""
+    path = tmp_path / "grid.yaml"
+    path.write_text(textwrap.dedent(text).lstrip() + CELL)
+    return path
+
+
+# -- grid files: backend sections, resources, devices --------------------------------------------
+def test_backend_sections_are_validated_with_their_lines(tmp_path):
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        slurm: {partition: gpu, pack: 2, sbatch: {mail-type: END}}
+        ray:
+          address: auto
+        set: {method: none}
+    """))
+    assert grid.backend_options == {"slurm": {"partition": "gpu", "pack": 2, "sbatch": {"mail-type": "END"}},
+                                    "ray": {"address": "auto"}}
+    path = grid_file(tmp_path, """
+        name: g
+        slurm:
+          partiton: gpu
+          pack: 0
+        ray: [auto]
+        set: {method: none}
+    """)
+    with pytest.raises(ConfigError) as err:
+        load_grid(path)
+    text = str(err.value)
+    assert f"{path}:3: slurm.partiton: Extra inputs are not permitted" in text
+    assert f"{path}:4: slurm.pack: Input should be greater than or equal to 1" in text
+    assert f"{path}:5: 'ray' must be a mapping" in text
+
+
+def test_command_line_options_override_the_grid_file_key_by_key(tmp_path):
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        slurm: {partition: cpu, time_minutes: 30}
+        set: {method: none}
+    """))
+    assert backend_options("slurm", grid, {"partition": "gpu"}) == {"partition": "gpu", "time_minutes": 30}
+    with pytest.raises(ConfigError, match="unknown slurm option 'partiton'"):
+        backend_options("slurm", grid, {"partiton": "gpu"})
+    with pytest.raises(ConfigError, match="the local backend takes no options"):
+        backend_options("local", grid, {"address": "auto"})
+    with pytest.raises(ConfigError, match="unknown backend 'kubernetes'"):
+        backend_options("kubernetes", grid, {})
+    with pytest.raises(ConfigError, match="stop_grace_s .* must be shorter than signal_delay_s"):
+        parse_options("slurm", {"stop_grace_s": 200, "signal_delay_s": 120})
+
+
+def test_cells_given_gpus_train_on_gpu_and_gpu_cells_ask_for_one(tmp_path):
+    """Validated on this CPU-only machine: a login node without a GPU must be able to submit GPU cells."""
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        suite: {resources: {cpus: 4, gpus: 1, memory_gb: 16}}
+        vary: {method: [none, rnd]}
+    """))
+    assert {c.spec.train.device for c in grid.cells} == {"gpu"}
+    assert {c.resources.gpus for c in grid.cells} == {1}
+
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        blocks:
+          - set: {method: none, train.device: gpu}
+          - set: {method: rnd}
+    """))
+    assert grid.cell("none/nethack:score/seed0").resources.gpus == 1
+    assert grid.cell("rnd/nethack:score/seed0").resources.gpus == 0
+    assert grid.cell("rnd/nethack:score/seed0").spec.train.device == "cpu"
+
+    path = grid_file(tmp_path, """
+        name: g
+        suite: {resources: {gpus: 1}}
+        set:
+          method: none
+          train: {device: cpu}
+    """)
+    with pytest.raises(ConfigError, match=r"grid.yaml:5: suite.resources.gpus is 1 but train.device is 'cpu'"):
+        load_grid(path)
+
+
+def test_local_backend_refuses_a_cell_that_asks_for_more_gpus_than_exist(tmp_path):
+    have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    path = grid_file(tmp_path, f"""
+        name: g
+        suite: {{resources: {{gpus: {have + 1}}}}}
+        set: {{method: none}}
+    """)
+    grid = load_grid(path, tmp_path / "out")
+    with pytest.raises(ConfigError, match=r"asks for \d+ GPU\(s\).*but this machine has"):
+        GridRunner(grid, LocalBackend(jobs=2)).run()
+    assert not (tmp_path / "out" / "runs").exists(), "nothing may start before the check"
+    cli = subprocess.run([sys.executable, "-m", "llmexplore", "grid", str(path), "--out", str(tmp_path / "out"),
+                          "--quiet"], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert cli.returncode == 2 and "llmexplore grid: error: cell none/nethack:score/seed0 asks for" in cli.stderr
+    assert "Traceback" not in cli.stderr
+
+
+# -- SLURM job parameters --------------------------------------------------------------------------
+def test_sbatch_parameters_carry_partition_time_cpus_gpus_memory_and_requeue(tmp_path):
+    pytest.importorskip("submitit")
+    from llmexplore.benchmarks.runners.slurm import job_parameters, sbatch_script
+
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        suite: {resources: {cpus: 8, gpus: 1, memory_gb: 32.5, time_minutes: 240}}
+        set: {method: none}
+    """))
+    resources = grid.cells[0].resources
+    options = SlurmOptions(partition="gpu", account="lab", gpu_type="a100", sbatch={"mail-type": "END"})
+    params = job_parameters(resources, 1, options, "llmexplore-g")
+    assert params["partition"] == "gpu" and params["account"] == "lab"
+    assert params["time"] == 240 and params["cpus_per_task"] == 8 and params["mem"] == "33280M"
+    assert params["gpus_per_node"] == "a100:1"
+    script = sbatch_script(params, tmp_path / "slurm" / "%j")
+    for line in ("#SBATCH --partition=gpu", "#SBATCH --account=lab", "#SBATCH --time=240",
+                 "#SBATCH --cpus-per-task=8", "#SBATCH --gpus-per-node=a100:1", "#SBATCH --mem=33280M",
+                 "#SBATCH --requeue", "#SBATCH --signal=USR2@120", "#SBATCH --mail-type=END",
+                 "#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=1", "#SBATCH --job-name=llmexplore-g"):
+        assert line in script.splitlines(), line
+
+    packed = job_parameters(resources, 3, SlurmOptions(time_minutes=30, requeue=False), "x")
+    assert packed["cpus_per_task"] == 24 and packed["gpus_per_node"] == 3 and packed["mem"] == "99840M"
+    assert packed["time"] == 30 and "partition" not in packed
+    script = sbatch_script(packed, tmp_path)
+    assert "#SBATCH --no-requeue" in script and "#SBATCH --requeue" not in script
+    assert "#SBATCH --gpus-per-node=3" in script and "#SBATCH --time=30" in script
+
+
+def test_slurm_backend_without_sbatch_says_how_to_run_here(tmp_path):
+    pytest.importorskip("submitit")
+    from llmexplore.benchmarks.runners.slurm import SlurmBackend
+
+    if subprocess.run(["which", "sbatch"], capture_output=True).returncode == 0:
+        pytest.skip("this machine has SLURM")
+    grid = load_grid(grid_file(tmp_path, "name: g\nset: {method: none}\n"), tmp_path / "out")
+    with pytest.raises(ConfigError, match="(?s)needs SLURM's sbatch.*executor=local"):
+        GridRunner(grid, SlurmBackend(partition="gpu")).run()
+
+
+# -- the LM server -----------------------------------------------------------------------------
+def test_lm_check_seam(monkeypatch):
+    import llmexplore.lm
+
+    server = LMConfig(backend="openai", base_url="http://lm-node:8000/v1", model="llama")
+    lm_endpoint.check_lm_endpoint(LMConfig())  # the embedded oracle needs no server
+    monkeypatch.delattr(llmexplore.lm, lm_endpoint.CHECK_NAME, raising=False)
+    with pytest.raises(lm_endpoint.LMEndpointError, match="offers no endpoint check"):
+        lm_endpoint.check_lm_endpoint(server)
+    seen = []
+    monkeypatch.setattr(llmexplore.lm, lm_endpoint.CHECK_NAME, seen.append, raising=False)
+    lm_endpoint.check_lm_endpoint(server)
+    assert seen == [server]
+
+
+def test_runner_checks_the_lm_server_before_any_cell_starts(tmp_path, monkeypatch):
+    import llmexplore.lm
+
+    def refuse(config):
+        raise UserError(f"stand-in LM layer: {config.base_url} does not serve {config.model}")
+
+    monkeypatch.setattr(llmexplore.lm, lm_endpoint.CHECK_NAME, refuse, raising=False)
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        lm: {backend: openai, base_url: "http://lm-node:8000/v1", model: llama}
+        vary: {method: [none, rnd]}
+    """), tmp_path / "out")
+    assert all(c.spec.lm.base_url == "http://lm-node:8000/v1" for c in grid.cells)
+    with pytest.raises(UserError, match="does not serve llama"):
+        GridRunner(grid, LocalBackend(jobs=2)).run()
+    assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_loopback_endpoints_are_refused_where_cells_run_elsewhere(tmp_path):
+    assert lm_endpoint.is_loopback("http://localhost:8000/v1") and lm_endpoint.is_loopback("http://127.0.0.1:8000")
+    assert not lm_endpoint.is_loopback("http://gpu-07:8000/v1") and not lm_endpoint.is_loopback(None)
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        lm: {backend: openai, base_url: "http://127.0.0.1:8000/v1", model: llama}
+        set: {method: none}
+    """))
+    with pytest.raises(lm_endpoint.LMEndpointError, match="names this machine"):
+        lm_endpoint.refuse_loopback(grid.cells, "SLURM compute nodes")
+
+
+# -- the launcher ------------------------------------------------------------------------------
+#: a stand-in cell: records its start, saves on Ctrl-C/SIGTERM like `llmexplore run`, sleeps
+FAKE_CELL = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from llmexplore.benchmarks.runners.launch import honour_parent_death, stop_on_sigterm
+    run_dir = Path(sys.argv[1])
+    stop_on_sigterm(); honour_parent_death()
+    (run_dir / "started").write_text(f"{os.getpid()} {os.getppid()}")
+    try:
+        time.sleep(float(sys.argv[2]))
+    except KeyboardInterrupt:
+        time.sleep(0.5)  # "writing a checkpoint"
+        (run_dir / "saved").write_text("yes")
+        sys.exit(1)
+""")
+
+
+def fake_launch(run_dir: Path, seconds: float, exit_file: Path | None = None, gpus: float = 0) -> CellLaunch:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return CellLaunch(cell_id=run_dir.name, run_dir=str(run_dir), args=("-c", FAKE_CELL, str(run_dir), str(seconds)),
+                      attempt=1, gpus=gpus, exit_file=str(exit_file) if exit_file else None, backend="test",
+                      env={"PYTHONPATH": str(REPO)})
+
+
+def wait_for(predicate, timeout: float = 30.0) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_cells_run_report_exit_codes_and_stop_with_a_grace_period(tmp_path):
+    quick, slow = fake_launch(tmp_path / "quick", 0.1, tmp_path / "quick.json"), fake_launch(tmp_path / "slow", 300)
+    processes = CellProcesses([quick, slow], stop_grace=10)
+    import threading
+
+    def stop_when_slow_runs():
+        wait_for(lambda: (tmp_path / "slow" / "started").exists() and read_exit_file(tmp_path / "quick.json") == 0)
+        assert cell_process(tmp_path / "slow") is not None  # the process file names the running cell
+        processes.stop(10)
+
+    stopper = threading.Thread(target=stop_when_slow_runs)
+    stopper.start()
+    codes = processes.run()
+    stopper.join()
+    assert codes == {"quick": 0, "slow": 1}
+    assert (tmp_path / "slow" / "saved").exists(), "SIGINT first, so the cell can checkpoint"
+    assert not (tmp_path / "slow" / PROCESS_FILE).exists() and cell_process(tmp_path / "slow") is None
+    assert "===== attempt 1 on" in (tmp_path / "slow" / "cell.log").read_text()
+
+
+def test_a_cell_whose_launcher_is_killed_checkpoints_and_exits(tmp_path):
+    """The Ray worker (or job) running a cell dies: the cell gets SIGTERM, saves, and is gone; the next
+    attempt on this machine waits for it rather than running beside it."""
+    launcher = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        from pathlib import Path
+        from llmexplore.benchmarks.runners.launch import CellLaunch, run_cells
+        run_dir = Path({str(tmp_path / 'cell')!r}); run_dir.mkdir()
+        run_cells([CellLaunch(cell_id="c", run_dir=str(run_dir), args=("-c", {FAKE_CELL!r}, str(run_dir), "300"),
+                              attempt=1, env={{"PYTHONPATH": {str(REPO)!r}}})])
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", launcher], start_new_session=True)
+    started = tmp_path / "cell" / "started"
+    try:
+        wait_for(started.exists)
+        cell_pid, parent = map(int, started.read_text().split())
+        assert parent == proc.pid
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    wait_for_cell_process(tmp_path / "cell", timeout=20)  # what the next attempt does first
+    assert (tmp_path / "cell" / "saved").exists()
+    assert not Path(f"/proc/{cell_pid}").exists() or "Z" in Path(f"/proc/{cell_pid}/status").read_text().split("State:")[1][:4]
+
+
+def test_gpus_are_hidden_from_cpu_cells_and_split_between_packed_cells(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    one, two, cpu = (fake_launch(tmp_path / n, 1, gpus=g) for n, g in (("a", 1), ("b", 2), ("c", 0)))
+    assert _gpu_slices([one, two, cpu]) == ["0", "1,2", ""]
+    assert _gpu_slices([two]) == [None]  # a lone cell keeps what its scheduler gave it
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert _gpu_slices([cpu]) == [""]
+
+
+def test_a_job_warned_of_its_time_limit_checkpoints_its_cells_and_requeues(tmp_path):
+    """submitit's local executor, real signals: the warning (USR2) makes CellBatch stop the cell, which
+    saves; the job requeues and runs the cell again, which this time finishes."""
+    submitit = pytest.importorskip("submitit")
+    from llmexplore.benchmarks.runners.slurm_job import CellBatch
+
+    run_dir = tmp_path / "cell"
+    resumable = textwrap.dedent("""
+        import sys, time
+        from pathlib import Path
+        run_dir = Path(sys.argv[1])
+        if (run_dir / "saved").exists():
+            (run_dir / "resumed").write_text("yes"); sys.exit(0)
+    """) + FAKE_CELL
+    launch = CellLaunch(cell_id="c", run_dir=str(run_dir), args=("-c", resumable, str(run_dir), "300"), attempt=1,
+                        exit_file=str(tmp_path / "exit.json"), env={"PYTHONPATH": str(REPO)})
+    run_dir.mkdir()
+    executor = submitit.LocalExecutor(tmp_path / "jobs")
+    executor.update_parameters(timeout_min=60, signal_delay_s=30)
+    job = executor.submit(CellBatch([launch], stop_grace=20))
+    wait_for((run_dir / "started").exists, 60)
+    job_process = int((run_dir / "started").read_text().split()[1])
+    assert read_exit_file(tmp_path / "exit.json") is None
+    os.kill(job_process, signal.SIGUSR2)  # what SLURM sends signal_delay_s before the limit (or on preemption)
+    assert job.result() == {"c": 0}
+    assert (run_dir / "saved").exists() and (run_dir / "resumed").exists()
+    assert read_exit_file(tmp_path / "exit.json") == 0
+    logs = "".join(p.read_text() for p in (tmp_path / "jobs").glob("*_log.*"))
+    assert "Requeued" in logs
