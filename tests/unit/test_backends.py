@@ -179,34 +179,30 @@ def test_slurm_backend_without_sbatch_says_how_to_run_here(tmp_path):
 
 
 # -- the LM server -----------------------------------------------------------------------------
-def test_lm_check_seam(monkeypatch):
-    import llmexplore.lm
+def test_lm_check_against_a_real_server():
+    pytest.importorskip("openai")
+    from tests.helpers.lm_server import ServerProcess
 
-    server = LMConfig(backend="openai", base_url="http://lm-node:8000/v1", model="llama")
     lm_endpoint.check_lm_endpoint(LMConfig())  # the embedded oracle needs no server
-    monkeypatch.delattr(llmexplore.lm, lm_endpoint.CHECK_NAME, raising=False)
-    with pytest.raises(lm_endpoint.LMEndpointError, match="offers no endpoint check"):
-        lm_endpoint.check_lm_endpoint(server)
-    seen = []
-    monkeypatch.setattr(llmexplore.lm, lm_endpoint.CHECK_NAME, seen.append, raising=False)
-    lm_endpoint.check_lm_endpoint(server)
-    assert seen == [server]
+    with ServerProcess() as server:
+        lm_endpoint.check_lm_endpoint(LMConfig(backend="openai", base_url=server.base_url, model=server.model))
+        with pytest.raises(UserError, match="does not serve model 'llama'"):
+            lm_endpoint.check_lm_endpoint(LMConfig(backend="openai", base_url=server.base_url, model="llama"))
+        port = server.port
+    with pytest.raises(UserError, match="cannot reach the LM server"):
+        lm_endpoint.check_lm_endpoint(LMConfig(backend="openai", base_url=f"http://127.0.0.1:{port}/v1",
+                                               model=server.model, timeout_s=2))
 
 
 def test_runner_checks_the_lm_server_before_any_cell_starts(tmp_path, monkeypatch):
-    import llmexplore.lm
-
-    def refuse(config):
-        raise UserError(f"stand-in LM layer: {config.base_url} does not serve {config.model}")
-
-    monkeypatch.setattr(llmexplore.lm, lm_endpoint.CHECK_NAME, refuse, raising=False)
+    pytest.importorskip("openai")
     grid = load_grid(grid_file(tmp_path, """
         name: g
-        lm: {backend: openai, base_url: "http://lm-node:8000/v1", model: llama}
+        lm: {backend: openai, base_url: "http://127.0.0.1:9/v1", model: llama, timeout_s: 2}
         vary: {method: [none, rnd]}
     """), tmp_path / "out")
-    assert all(c.spec.lm.base_url == "http://lm-node:8000/v1" for c in grid.cells)
-    with pytest.raises(UserError, match="does not serve llama"):
+    assert all(c.spec.lm.base_url == "http://127.0.0.1:9/v1" for c in grid.cells)
+    with pytest.raises(UserError, match="cannot reach the LM server at http://127.0.0.1:9/v1"):
         GridRunner(grid, LocalBackend(jobs=2)).run()
     assert not (tmp_path / "out" / "runs").exists()
 

@@ -2,26 +2,19 @@
 
 Hundreds of cells that each find the LM server down (or serving another model) an hour
 into training waste a cluster; one check up front turns that into one clear message.
-The check itself belongs to the LM layer (``llmexplore.lm``), which owns the client: this
-module only decides which endpoints a grid uses and calls the LM layer's
-``check_endpoint(config)``, which returns when the server answers and serves
-``config.model`` and raises a ``UserError`` otherwise.
+The check itself belongs to the LM layer (``llmexplore.lm.check_endpoint``), which owns the
+client: this module only decides which endpoints a grid uses and where they must be reachable.
 """
 
 from __future__ import annotations
 
-import importlib
 import ipaddress
-from typing import Callable, Iterable
+from typing import Iterable
 from urllib.parse import urlparse
 
 from llmexplore.benchmarks.grid import Cell
 from llmexplore.errors import UserError
 from llmexplore.lm.config import LMConfig
-
-#: the function of ``llmexplore.lm`` that checks one endpoint
-CHECK_NAME = "check_endpoint"
-
 
 class LMEndpointError(UserError):
     """The grid's LM server cannot be used (down, wrong model, or no way to check it)."""
@@ -32,26 +25,13 @@ def uses_server(lm: LMConfig) -> bool:
     return lm.base_url is not None or lm.backend == "openai"
 
 
-def _lm_check() -> Callable[[LMConfig], None] | None:
-    """The LM layer's endpoint check, when this installation's ``llmexplore.lm`` has one."""
-    module = importlib.import_module("llmexplore.lm")
-    check = getattr(module, CHECK_NAME, None)
-    return check if callable(check) else None
-
-
 def check_lm_endpoint(lm: LMConfig) -> None:
     """Return when the server ``lm`` names is reachable and serves ``lm.model``; raise otherwise."""
     if not uses_server(lm):
         return
-    check = _lm_check()
-    if check is None:
-        raise LMEndpointError(
-            f"cannot check the LM server {lm.base_url or '(backend default)'} for model {lm.model!r}: this "
-            f"installation's llmexplore.lm offers no endpoint check (llmexplore.lm.{CHECK_NAME})",
-            hint="install an llmexplore whose LM layer includes the openai backend, or run the grid without a "
-                 "server-backed `lm:` section",
-        )
-    check(lm)
+    from llmexplore.lm import check_endpoint
+
+    check_endpoint(lm)
 
 
 def endpoints(cells: Iterable[Cell]) -> list[LMConfig]:
