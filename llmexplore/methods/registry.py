@@ -24,6 +24,8 @@ BUILTIN_MODULES = (
     "llmexplore.methods.none",
     "llmexplore.methods.rnd",
     "llmexplore.methods.apt",
+    "llmexplore.methods.ellm.method",
+    "llmexplore.methods.ellm.bow",
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}
