@@ -30,7 +30,9 @@ def make_wrapper(env: gym.Env, options: ELLMOptions, context: MethodContext) -> 
     embedder = shared.embedder(resolve_model_path(options.model_path))
     lm = shared.language_model(config, context.run_dir)
     params = config.sampling()
-    table_key = ("answers", family, options.prompt_version, lm.namespace, params.cache_text(), str(config.prompts))
+    # one answer table per LM connection, question and sampling settings
+    table_key = ("answers", family, options.prompt_version, config.model_dump_json(),
+                 config.cache_path(context.run_dir), params.cache_text())
 
     def question():
         return make_question(QUESTIONS[family], version=options.prompt_version, prompts=config.prompts)
