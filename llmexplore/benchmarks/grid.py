@@ -44,6 +44,8 @@ TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary",
             *BACKEND_SECTIONS}
 BLOCK_KEYS = {"set", "vary", "tied", "name"}
 Protocol = Literal["reward-free", "with-reward", "pretrain-finetune"]
+#: ``suite.finetune.method`` value that keeps each pretraining cell's method
+PARENT_METHOD = "parent"
 
 
 class Resources(BaseModel):
@@ -62,9 +64,13 @@ class Finetune(BaseModel):
 
     task: str
     steps: int | None = Field(None, gt=0)
-    method: str = "none"
+    method: str = Field("none", description="fine-tuning method; 'parent': each cell keeps its pretraining method "
+                                            "(and options), so a policy keeps the inputs that method adds")
     reset: list[str] = Field(default_factory=list)
     ext_coef: float | None = Field(None, ge=0)
+    int_coef: float | None = Field(None, ge=0, description="c_int of the fine-tuning method (default: its own)")
+    method_options: dict[str, Any] | None = Field(
+        None, description="options of the fine-tuning method; default: the parent's when the method is the same")
 
 
 class Suite(BaseModel):
@@ -370,14 +376,21 @@ def _finetune_cell(parent: Cell, suite: Suite, out: Path, lines: dict[str, int])
     if ft is None:
         return None
     values = parent.spec.model_dump(exclude={"parent", "method_options", "int_coef", "ext_coef"})
+    method = parent.spec.method if ft.method == PARENT_METHOD else ft.method
     values.update(
         task=ft.task,
-        method=ft.method,
+        method=method,
         steps=ft.steps or parent.spec.steps,
         label=f"{parent.label}+finetune",
         parent=ParentSpec(run_dir=str(parent.run_dir), reset=list(ft.reset)).model_dump(),
     )
     if ft.ext_coef is not None:
         values["ext_coef"] = ft.ext_coef
+    if ft.int_coef is not None:
+        values["int_coef"] = ft.int_coef
+    if ft.method_options is not None:
+        values["method_options"] = ft.method_options
+    elif method == parent.spec.method:  # e.g. ELLM kept for its goal input: same settings as in pretraining
+        values["method_options"] = parent.spec.method_options
     spec = RunSpec.parse(values, "finetune cell")
     return _cell(spec, out, suite, lines, parent_id=parent.id)

@@ -138,7 +138,9 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     if adapter is not None:
         attempt("task", adapter.validate_data)
     if adapter is not None and method is not None and options is not None:
-        attempt("method", lambda: method.check_task(task, adapter.observation_space(), options))
+        fits = attempt("method", lambda: method.check_task(task, adapter.observation_space(), options) or True)
+        if fits:
+            attempt("method", lambda: method.check_run(task, options, spec.lm))
     train = spec.train.resolved(task.family if task else "generic")
     budget = spec.steps or (task.default_budget if task else 0)
     problems.extend(_check_training(train, budget, check_device))

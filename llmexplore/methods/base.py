@@ -17,13 +17,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import gymnasium as gym
 import torch
 from pydantic import BaseModel, ConfigDict
 
 from llmexplore.envs.base import TaskSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from llmexplore.lm.config import LMConfig
 
 
 class MethodOptions(BaseModel):
@@ -107,6 +110,14 @@ class IntrinsicReward(ABC):
                 f"does not provide (it provides {sorted(obs_space.spaces)})",
                 hint=f"`llmexplore methods` and `llmexplore envs` list which methods fit which tasks",
             )
+
+    @classmethod
+    def check_run(cls, task: TaskSpec, options: MethodOptions, lm: "LMConfig") -> None:
+        """Raise ConfigError for settings that only make sense together (default: none).
+
+        Called before any work with the run's LM settings, so a method can check, e.g., that
+        the prompt template it will ask with exists or that an option suits the LM backend.
+        """
 
     # -- actor side ------------------------------------------------------------------------
     @classmethod

@@ -25,6 +25,8 @@ BUILTIN_MODULES = (
     "llmexplore.methods.rnd",
     "llmexplore.methods.apt",
     "llmexplore.methods.motif.method",
+    "llmexplore.methods.ellm.method",
+    "llmexplore.methods.ellm.bow",
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}

@@ -31,7 +31,7 @@ def make_backend(config: LMConfig) -> LanguageModel:
     if config.backend == "oracle":
         from llmexplore.lm.oracle import OracleLM
 
-        _only(options, {"latency_s"}, "oracle")
+        _only(options, {"latency_s", "placement_noise", "placement_seed"}, "oracle")
         return OracleLM(config.prompts, **options)
     if config.backend == "openai":
         from llmexplore.lm.backends.openai_backend import OpenAIBackend

@@ -7,22 +7,27 @@ writes a short reasoning followed by the declared answer. The reply then goes th
 the same parser as a real model's, so the whole pipeline runs without any model.
 
 Extension point: ``register_oracle_kind(kind, answer)`` where ``answer(query)`` receives
-an ``OracleQuery`` (kind, template version, parsed fields, prompt library) and returns
-the reply text. The Housekeep environment registers ``housekeep_placement`` this way;
-MaestroMotif may register ``maestro_code``.
+an ``OracleQuery`` (kind, template version, parsed fields, prompt library, the oracle's
+answer options) and returns the reply text. ``housekeep_placement`` is registered this
+way from the Housekeep annotations (``oracle/housekeep.py``); MaestroMotif may register
+``maestro_code``.
+
+Answer options change answers, so they are part of the oracle's model id (and with it of
+every cache key): ``placement_noise`` and ``placement_seed`` flip a seeded share of the
+Housekeep yes/no answers to stand in for an imperfect LM.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import OracleError
-from llmexplore.lm.oracle import crafter, nethack
+from llmexplore.lm.oracle import crafter, housekeep, nethack
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
 ORACLE_VERSION = "1"  # bump when any answer rule changes: it is part of every cache key
@@ -37,6 +42,8 @@ class OracleQuery:
     version: str
     fields: Mapping[str, str]
     prompts: PromptLibrary
+    #: the oracle's answer options (see ``OracleLM``)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 OracleAnswer = Callable[[OracleQuery], str]
@@ -68,22 +75,32 @@ def _goal(prompts: PromptLibrary, instruction: str) -> str:
 register_oracle_kind("motif_preference", _motif)
 register_oracle_kind("oni_classification", lambda q: nethack.classification_answer(q.fields["message"]))
 register_oracle_kind("ellm_goals", lambda q: crafter.goals_answer(q.fields["caption"]))
+register_oracle_kind("housekeep_placement", housekeep.placement_answer)
 
 
 class OracleLM(LanguageModel):
-    """Backend ``oracle``. Options: ``latency_s`` (sleep per call, to simulate a slow model)."""
+    """Backend ``oracle``. Options: ``latency_s`` (sleep per call, to simulate a slow model);
+    ``placement_noise`` (share of Housekeep placement answers flipped, 0 to 1) and
+    ``placement_seed`` (which ones), both part of the model id."""
 
     name = "oracle"
     supports_logprobs = True
 
-    def __init__(self, prompts: PromptLibrary | str | None = None, latency_s: float = 0.0):
+    def __init__(self, prompts: PromptLibrary | str | None = None, latency_s: float = 0.0,
+                 placement_noise: float = 0.0, placement_seed: int = 0):
         self.prompts = prompts if isinstance(prompts, PromptLibrary) else load_prompts(prompts)
         self.latency_s = float(latency_s)
+        if not 0.0 <= float(placement_noise) <= 1.0:
+            raise OracleError(f"placement_noise must be a rate in [0, 1], not {placement_noise}")
+        self.options: dict[str, Any] = {"placement_noise": float(placement_noise), "placement_seed": int(placement_seed)}
         self._templates: list[Template] = [t for t in self.prompts.templates()]
 
     @property
     def model_id(self) -> str:
-        return f"llmexplore-oracle-{ORACLE_VERSION}"
+        base = f"llmexplore-oracle-{ORACLE_VERSION}"
+        if self.options["placement_noise"] > 0:  # a noisy oracle is another model: its answers never mix in the cache
+            base += f"+placement-noise{self.options['placement_noise']:g}-seed{self.options['placement_seed']}"
+        return base
 
     def answer(self, prompt: str) -> str:
         retry = self.prompts.retry.parse(prompt)
@@ -102,7 +119,7 @@ class OracleLM(LanguageModel):
                 raise OracleError(f"the oracle has no answer function for question kind {kind!r}",
                                   hint="import the module that registers it (register_oracle_kind), "
                                        "or use a real model for this kind")
-            return answer(OracleQuery(kind, version, fields, self.prompts))
+            return answer(OracleQuery(kind, version, fields, self.prompts, self.options))
         return UNRECOGNISED
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
