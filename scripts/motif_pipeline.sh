@@ -11,7 +11,8 @@
 #   --task T           task to collect in (default: the policy's, else nethack:score)
 #   --goals LIST       comma-separated goals (default defaultgoal,combat,gold,stairs)
 #   --version V        prompt version (default default)
-#   --data DIR         dataset folder (default data/motif/pairs)
+#   --data DIR         dataset folder (default datasets/motif/pairs; not under ./data, which
+#                      is where the suite looks for third-party data)
 #   --models DIR       reward models go to DIR/<goal>-<version> (default models/motif)
 #   --seed S           collection seed (default 0)
 #   --epochs E --lr X --batch-size B   reward-model training (default: the published 10, 1e-5, 1024)
@@ -26,7 +27,7 @@ set -euo pipefail
 
 PYTHON=${PYTHON:-python}
 pairs=100000 policy="" checkpoint="latest" task="" goals="defaultgoal,combat,gold,stairs" version="default"
-data="data/motif/pairs" models="models/motif" seed=0
+data="datasets/motif/pairs" models="models/motif" seed=0
 train_args=()
 lm_args=()
 while [ $# -gt 0 ]; do
