@@ -30,7 +30,7 @@ NORMALIZATION: dict[tuple[str, str], tuple[float, float, str]] = {
 }
 #: extra per-task columns shown when present in final metrics
 EXTRA_COLUMNS = {
-    "nethack": ["score", "depth", "experience_level", "gold"],
+    "nethack": ["score", "depth", "experience_level", "gold", "kills"],
     "crafter": ["achievements_unlocked", "reward"],
     "housekeep": ["objects_fixed", "objects_displaced", "misplaced_end"],
 }

@@ -62,14 +62,8 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
     a = sub.add_parser("annotate", help="label a Motif pair dataset with LM preferences (resumable)",
                        description="Label a Motif pair dataset with LM preferences. Rerunning resumes.")
     a.add_argument("dataset", help="pair dataset folder (data/, info/, preference/)")
-    a.add_argument("--goal", default="defaultgoal", help="defaultgoal | zeroknowledge | combat | gold | stairs")
-    a.add_argument("--version", default="default", help="prompt version: default | reworded")
-    a.add_argument("--annotator", help="annotator name in the label file name (default: from the model)")
-    a.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
-    a.add_argument("--batch-size", type=int, default=128)
-    a.add_argument("--quiet", action="store_true", help="no progress display")
-    _lm_options(a)
-    a.set_defaults(_lm_handler=_annotate)
+    add_annotation_arguments(a)
+    a.set_defaults(_lm_handler=lambda args: run_annotation(args, args.dataset))
 
     s = sub.add_parser("serve", help="serve a backend through an OpenAI-compatible HTTP API",
                        description="Serve a backend (default: the oracle) through an OpenAI-compatible HTTP API.")
@@ -103,16 +97,35 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
     return handle
 
 
-def _annotate(args: argparse.Namespace) -> int:
+def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of an annotation job (goal, prompt version, chunk, LM); shared by `lm annotate` and `motif annotate`."""
+    p.add_argument("--goal", default="defaultgoal", help="defaultgoal | zeroknowledge | combat | gold | stairs")
+    p.add_argument("--version", default="default", help="prompt version: default | reworded")
+    p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
+                                       "e.g. llmexplore-oracle-1 for the oracle)")
+    p.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    _lm_options(p)
+
+
+def run_annotation(args: argparse.Namespace, dataset: str) -> int:
+    """Run the annotation job the parsed options describe; print its report as one JSON line.
+
+    The report's ``annotation`` is the label file's name, the value `motif train-reward
+    --annotation` takes.
+    """
+    from pathlib import Path
+
     from llmexplore.lm.annotate import annotate_from_config
 
     if args.batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
     config = _lm_config(args)
-    report = annotate_from_config(args.dataset, config, goal=args.goal, version=args.version,
+    report = annotate_from_config(dataset, config, goal=args.goal, version=args.version,
                                   annotator=args.annotator, chunk=_chunk(args.chunk), batch_size=args.batch_size,
                                   progress=not args.quiet)
-    print(json.dumps(report.as_dict()), flush=True)
+    print(json.dumps({"annotation": Path(report.labels_file).stem, **report.as_dict()}), flush=True)
     return 0
 
 

@@ -1,28 +1,21 @@
-"""A deterministic stand-in for the LM annotator in tests (phase 2 uses the LM oracle)."""
+"""Oracle labels for Motif tests: the real annotation job with the LM layer's oracle backend."""
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from llmexplore.methods.motif.dataset import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, PairDataset
+from llmexplore.lm.annotate import AnnotationReport, annotate_from_config
+from llmexplore.lm.config import MEMORY_CACHE, LMConfig
+from llmexplore.lm.oracle import ORACLE_VERSION
 
-RULE_ANNOTATION = "rule_msg_test_default"
-
-
-def rule_value(caption: str) -> int:
-    """Bumping into walls and rock is bad; pets and things seen are good; the rest is neutral."""
-    text = caption.lower()
-    if "wall" in text or "stone" in text:
-        return -1
-    if "dog" in text or "kitten" in text or "see" in text:
-        return 1
-    return 0
+#: the oracle's annotator name (``annotator_name`` of its model id ``llmexplore-oracle-<rule version>``)
+ORACLE_ANNOTATOR = f"llmexplore-oracle-{ORACLE_VERSION}"
+ORACLE_ANNOTATION = f"{ORACLE_ANNOTATOR}_msg_defaultgoal_default"
 
 
-def label_with_rule(dataset: PairDataset, name: str = RULE_ANNOTATION) -> np.ndarray:
-    labels = dataset.open_labels(name)
-    for i, (a, b) in enumerate(dataset.captions(range(len(dataset)))):
-        va, vb = rule_value(a), rule_value(b)
-        labels[i] = LABEL_TIE if va == vb else (LABEL_FIRST if va > vb else LABEL_SECOND)
-    labels.flush()
-    return np.asarray(labels)
+def label_with_oracle(dataset: str | Path, goal: str = "defaultgoal", version: str = "default") -> AnnotationReport:
+    """Annotate every pair of ``dataset`` for ``goal`` (no completion cache kept on disk)."""
+    report = annotate_from_config(dataset, LMConfig(cache=MEMORY_CACHE), goal=goal, version=version)
+    if report.counts.get("unknown", 0):
+        raise AssertionError(f"the oracle left {report.counts['unknown']} pairs unlabelled: {report.as_dict()}")
+    return report

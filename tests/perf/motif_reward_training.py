@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from llmexplore.methods.motif.collect import collect_pairs  # noqa: E402
 from llmexplore.methods.motif.model import MotifRewardModel, preference_loss  # noqa: E402
 from llmexplore.methods.motif.training import RewardTrainingOptions, prepare_data, train_reward_model  # noqa: E402
-from tests.helpers.motif import RULE_ANNOTATION, label_with_rule  # noqa: E402
+from tests.helpers.motif import ORACLE_ANNOTATION, label_with_oracle  # noqa: E402
 
 
 def per_occurrence_pairs_per_second(data, batch_size: int, batches: int) -> float:
@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--dataset", help="an existing labelled dataset (default: collect one)")
-    parser.add_argument("--annotation", default=RULE_ANNOTATION)
+    parser.add_argument("--annotation", default=ORACLE_ANNOTATION)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads for both measurements")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -64,7 +64,7 @@ def main() -> None:
             started = time.perf_counter()
             ds, stats = collect_pairs("nethack:score", args.pairs, dataset, seed=0)
             print(f"collected {args.pairs} pairs ({stats.steps} env steps) in {time.perf_counter() - started:.1f} s")
-            label_with_rule(ds)
+            label_with_oracle(dataset)
         options = RewardTrainingOptions(batch_size=args.batch_size, epochs=args.epochs, threads=args.threads)
         data = prepare_data(dataset, args.annotation, options)
         distinct = []

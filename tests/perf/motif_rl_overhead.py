@@ -4,8 +4,8 @@ After one warm-up run, runs ``run_cell`` for none and motif on nethack:score at 
 budget in alternating order (none-motif, motif-none, ...) so both see similar machine load,
 and prints the median training speed of each, the median of per-repeat ratios, the time
 of one ``Motif.reward`` call on a learner-sized batch, and the share of distinct messages
-per learner batch the motif method reported. Without --reward-model a small one is trained first (rule
-labels; its quality does not matter for speed).
+per learner batch the motif method reported. Without --reward-model a small one is trained first
+(oracle labels from the annotation job; its quality does not matter for speed).
 
     PYTHONPATH=$PWD python tests/perf/motif_rl_overhead.py [--steps 30000] [--repeats 2]
 """
@@ -26,14 +26,14 @@ from llmexplore.benchmarks.cell import run_cell  # noqa: E402
 from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
 from llmexplore.methods.motif.collect import collect_pairs  # noqa: E402
 from llmexplore.methods.motif.training import RewardTrainingOptions, train_reward_model  # noqa: E402
-from tests.helpers.motif import RULE_ANNOTATION, label_with_rule  # noqa: E402
+from tests.helpers.motif import ORACLE_ANNOTATION, label_with_oracle  # noqa: E402
 
 
 def quick_reward_model(folder: Path) -> Path:
     ds, _ = collect_pairs("nethack:score", 5000, folder / "pairs", seed=0)
-    label_with_rule(ds)
+    label_with_oracle(folder / "pairs")
     options = RewardTrainingOptions(lr=1e-3, batch_size=256, epochs=2, threads=1)
-    train_reward_model(folder / "pairs", RULE_ANNOTATION, folder / "rm", options)
+    train_reward_model(folder / "pairs", ORACLE_ANNOTATION, folder / "rm", options)
     return folder / "rm"
 
 

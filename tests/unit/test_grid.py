@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from llmexplore.benchmarks.grid import load_grid
@@ -124,3 +125,39 @@ def test_pretrain_finetune_links_each_finetune_cell_to_its_parent(tmp_path):
 def test_shipped_grids_validate(name):
     grid = load_grid(REPO / "configs" / name)
     assert grid.cells
+
+
+def test_motif_grid_has_the_published_coefficients_and_steering_models(tmp_path, monkeypatch):
+    from llmexplore.benchmarks.spec import resolve
+    from llmexplore.methods.motif.artifacts import save_reward_model
+    from llmexplore.methods.motif.model import MotifRewardModel
+
+    monkeypatch.chdir(tmp_path)  # the grid's reward-model paths are relative to where it is run
+    with pytest.raises(ConfigError) as missing:
+        load_grid(REPO / "configs" / "motif.yaml", out_dir=tmp_path / "out")
+    for goal in ("defaultgoal", "combat", "gold", "stairs"):
+        assert f"models/motif/{goal}-default does not exist" in str(missing.value)
+    assert "scripts/motif_pipeline.sh" in str(missing.value)
+
+    for goal in ("defaultgoal", "combat", "gold", "stairs"):
+        folder = tmp_path / "models" / "motif" / f"{goal}-default"
+        folder.mkdir(parents=True)
+        save_reward_model(folder, MotifRewardModel(), 0.0, 1.0, 2, 2, np.array([-1.0, 1.0]), {})
+    grid = load_grid(REPO / "configs" / "motif.yaml", out_dir=tmp_path / "out")
+    resolved = {c.id: resolve(c.spec) for c in grid.cells}
+    assert len(resolved) == 3 * (6 + 2 + 3)
+    for cell_id, run in resolved.items():
+        assert run.method.name == "motif" and run.int_coef == 0.1
+        label, task, _ = cell_id.split("/")
+        model = run.options.reward_model
+        if label == "motif":
+            assert run.ext_coef == (0.1 if task == "nethack:score" else 10.0)
+            assert model == "models/motif/defaultgoal-default"
+        elif label == "motif-intrinsic-only":
+            assert task.endswith("-continual") and run.ext_coef == 0.0
+            assert model == "models/motif/defaultgoal-default"
+        else:
+            goal = label.removeprefix("motif-")
+            assert goal in ("combat", "gold", "stairs") and task == "nethack:score" and run.ext_coef == 0.1
+            assert model == f"models/motif/{goal}-default"
+    assert {c.spec.seed for c in grid.cells} == {0, 1, 2}

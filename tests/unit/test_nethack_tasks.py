@@ -8,7 +8,7 @@ from nle import nethack
 
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.nethack import tasks
-from llmexplore.envs.nethack.adapter import NetHackEnv
+from llmexplore.envs.nethack.adapter import NetHackEnv, count_kills
 from llmexplore.envs.nethack.text import decode_message, encode_message
 from tests.helpers.nethack_play import action_index, descend_once
 
@@ -67,8 +67,39 @@ def test_score_episode_ends_with_stats(make_env):
     assert terminated or truncated
     stats = info["episode_extra_stats"]
     assert stats["length"] <= 50
-    for key in ("return", "score", "gold", "depth", "experience_level", "progression"):
+    for key in ("return", "score", "gold", "kills", "depth", "experience_level", "progression"):
         assert key in stats
+
+
+def test_count_kills_counts_the_players_announced_kills_only():
+    assert count_kills(b"You kill the newt!") == 1
+    assert count_kills(b"You destroy the gnome zombie!") == 1
+    assert count_kills(b"You kill it!  You kill the jackal!\0\0") == 2
+    assert count_kills(b"The little dog kills the newt.") == 0
+    assert count_kills(b"You killed it earlier.") == 0
+    assert count_kills(b"The newt is killed!") == 0
+    assert count_kills(b"") == 0
+
+
+def test_kills_stat_adds_up_visible_and_skipped_messages():
+    """Random play on seed 4 kills 7 monsters; one kill message hides behind --More--."""
+    env = NetHackEnv("score")
+    env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    visible = skipped = 0
+    gold = 0
+    while True:
+        obs, _, terminated, truncated, info = env.step(int(rng.integers(env.action_space.n)))
+        visible += count_kills(obs["message"].tobytes())
+        skipped += sum(count_kills(m) for m in env.nle.more_messages)
+        gold = int(obs["blstats"][nethack.NLE_BL_GOLD]) if obs["blstats"][nethack.NLE_BL_HPMAX] > 0 else gold
+        if terminated or truncated:
+            break
+    env.close()
+    stats = info["episode_extra_stats"]
+    assert skipped >= 1 and visible >= 1
+    assert stats["kills"] == visible + skipped
+    assert stats["gold"] == gold > 0
 
 
 @pytest.mark.parametrize("seed", STAIRCASE_SEEDS)

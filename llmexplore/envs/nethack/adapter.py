@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
 import gymnasium as gym
@@ -32,6 +33,17 @@ TASK_CLASSES: dict[str, type[tasks.NetHackScore]] = {
 }
 ACTION_SETS = {"task": tuple(TASK_ACTIONS), "extended": tasks.EXTENDED_ACTIONS}
 
+#: what NetHack says when the player kills a monster ("You kill the newt!", "You destroy the
+#: zombie!" for the undead and golems); a pet's or another monster's kill does not match
+_KILL = re.compile(rb"\bYou (?:kill|destroy)\b")
+_KILL_FIRST = b"You"
+
+
+def count_kills(message: bytes) -> int:
+    """Kills the player made, as announced in one message line."""
+    return len(_KILL.findall(message)) if _KILL_FIRST in message else 0
+
+
 #: NLE observation keys a caller may add with ``extra_keys`` (recording, visualising, datasets).
 EXTRA_KEYS = ("tty_chars", "tty_colors", "tty_cursor", "glyphs", "chars", "inv_strs", "inv_letters")
 
@@ -50,6 +62,13 @@ def _observation_space(extra_keys: Sequence[str] = ()) -> gym.spaces.Dict:
 
 class NetHackEnv(gym.Env):
     """One NLE task with our observation keys and BALROG-style episode stats.
+
+    Episode stats: return, length, the last score and gold (gold carried when the episode
+    ended), the deepest depth and level number, the highest experience level, BALROG
+    progression, death, success (tasks with a goal) and ``kills``: how many times NetHack
+    announced a kill by the player ("You kill ..." or "You destroy ..."), counted in every
+    message of the episode, including those skipped behind "--More--" that the agent never
+    sees. Kills by pets or traps are announced differently and are not counted.
 
     Seeding: ``reset(seed=s)`` makes this and every later episode reproducible; each
     episode gets NetHack seeds derived from (s, episode index), so episodes differ
@@ -130,7 +149,7 @@ class NetHackEnv(gym.Env):
         self._progress.reset()
         self._return = 0.0
         self._length = 0
-        self._score = self._gold = 0
+        self._score = self._gold = self._kills = 0
         self._max_depth = self._max_dlvl = self._max_xl = 1
         self._update_stats(raw, 0.0, count_step=False)
 
@@ -138,6 +157,9 @@ class NetHackEnv(gym.Env):
         if count_step:
             self._return += reward
             self._length += 1
+            self._kills += count_kills(raw["message"].tobytes())
+            for skipped in self.nle.more_messages:
+                self._kills += count_kills(skipped)
         b = raw["blstats"].tolist()  # one conversion; indexing numpy scalars costs more per step
         if b[nethack.NLE_BL_HPMAX] <= 0:  # after the game ended blstats read zero: keep the last real ones
             return
@@ -164,6 +186,7 @@ class NetHackEnv(gym.Env):
             "experience_level": self._max_xl,
             "progression": self._progress.percent,
             "died": int(end_status == tasks.StepStatus.DEATH),
+            "kills": self._kills,
         }
         if "success" in info:
             stats["success"] = int(bool(info["success"]))
@@ -215,7 +238,8 @@ class NetHackAdapter(EnvAdapter):
         load_table()
 
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-        keys = ["return", "length", "score", "gold", "depth", "experience_level", "progression", "died", "success"]
+        keys = ["return", "length", "score", "gold", "kills", "depth", "experience_level", "progression", "died",
+                "success"]
         out: dict[str, float] = {"episodes": float(len(episodes))}
         for key in keys:
             values = [float(e[key]) for e in episodes if key in e]

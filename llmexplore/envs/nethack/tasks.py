@@ -19,7 +19,9 @@ Two published interface fixes are kept:
   answers with the first item letter the prompt lists; any other action cancels the prompt.
 * "--More--" is skipped as in NLE, but the message "You descend the stairs." that NetHack
   shows behind a --More-- is kept (prefixed to whatever message shows after it), since
-  success detection and the LM both need it.
+  success detection and the LM both need it. The other skipped messages of a step are
+  listed in ``more_messages`` (not shown to the agent) so episode stats such as the kill
+  count miss nothing.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ class NetHackScore(base.NLE):
     def __init__(self, *args, penalty_step: float = -0.01, **kwargs):
         self.penalty_step = penalty_step
         self._frozen_steps = 0
+        #: this step's messages that were skipped behind "--More--" (the descend message aside)
+        self.more_messages: list[bytes] = []
         kwargs.setdefault("actions", TASK_ACTIONS)
         super().__init__(*args, **kwargs)
         self._y_action = ord("y")
@@ -100,6 +104,7 @@ class NetHackScore(base.NLE):
         return key
 
     def step(self, action: int):
+        self.more_messages = []
         last_observation = tuple(a.copy() for a in self.last_observation)
         observation, done = self.nethack.step(self._translate_action(action))
         truncated = bool(self._check_abort(observation))
@@ -119,6 +124,7 @@ class NetHackScore(base.NLE):
 
     def reset(self, seed=None, options=None):
         self._frozen_steps = 0
+        self.more_messages = []
         return super().reset(seed=seed, options=options)
 
     def _perform_known_steps(self, observation, done, exceptions=True):
@@ -128,6 +134,8 @@ class NetHackScore(base.NLE):
                 message = observation[self._message_index]
                 if DESCEND_MESSAGE in bytes(message):
                     kept_message = message.copy()
+                else:  # skipped: the agent never sees it, episode stats still count it
+                    self.more_messages.append(bytes(message).rstrip(b"\0"))
                 observation, done = self.nethack.step(ASCII_SPACE)
                 continue
             internal = observation[self._internal_index]

@@ -106,7 +106,8 @@ class LoadedRewardModel:
 def check_reward_model_dir(path: str | Path) -> Path:
     """Stop early, naming what is missing, unless ``path`` is a complete reward-model folder."""
     path = Path(path).expanduser()
-    hint = "train one with `llmexplore motif train-reward --dataset DIR --annotation NAME --out DIR`"
+    hint = ("train one with `llmexplore motif train-reward --dataset DIR --annotation NAME --out DIR`; "
+            "scripts/motif_pipeline.sh builds the ones configs/motif.yaml uses (docs/MOTIF.md)")
     if not path.is_dir():
         raise ConfigError(f"reward-model folder {path} does not exist", hint=hint)
     missing = [f for f in REQUIRED_FILES if not (path / f).is_file()]

@@ -1,4 +1,4 @@
-"""``llmexplore motif ...``: collect a pair dataset, train the reward model."""
+"""``llmexplore motif ...``: collect a pair dataset, annotate it, train the reward model."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ from llmexplore.cli import Handler, command
 
 
 def _collect(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("--task", default="nethack:score", help="NetHack task to roll out in")
+    p.add_argument("--task", help="NetHack task to roll out in (default: the --policy run's task, else nethack:score)")
     p.add_argument("--pairs", type=int, required=True, help="number of observation pairs N")
     p.add_argument("--out", required=True, help="dataset folder to create (data/, info/, preference/)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--envs", type=int, default=16, help="environments stepped together")
+    g = p.add_argument_group("policy (default: uniform random actions)")
+    g.add_argument("--policy", metavar="RUN_DIR", help="roll out a checkpoint of this trained run (any method)")
+    g.add_argument("--checkpoint", default="latest", help="with --policy: latest | best | a .pth file")
+    g.add_argument("--greedy", action="store_true", help="with --policy: most likely actions instead of sampled ones")
 
     def handle(args: argparse.Namespace) -> int:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -24,17 +28,41 @@ def _collect(p: argparse.ArgumentParser) -> Handler:
 
         if args.envs < 1:
             raise ConfigError(f"--envs must be at least 1 (got {args.envs})")
+        if args.policy is None and (args.checkpoint != "latest" or args.greedy):
+            raise ConfigError("--checkpoint and --greedy need --policy RUN_DIR")
+        policy = None
+        if args.policy is not None:
+            from llmexplore.methods.motif.checkpoint_policy import CheckpointPolicy
+
+            policy = CheckpointPolicy.load(args.policy, args.checkpoint, task=args.task, greedy=args.greedy,
+                                           seed=args.seed)
+        task = policy.task if policy is not None else (args.task or "nethack:score")
         started = time.perf_counter()
         columns = (TextColumn("collecting observations"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, transient=True) as progress:
             bar = progress.add_task("collect", total=2 * args.pairs)
-            dataset, stats = collect_pairs(args.task, args.pairs, args.out, seed=args.seed, num_envs=args.envs,
+            dataset, stats = collect_pairs(task, args.pairs, args.out, seed=args.seed, num_envs=args.envs,
+                                           policy=policy,
                                            progress=lambda done, total: progress.update(bar, completed=done))
         seconds = time.perf_counter() - started
-        print(json.dumps({"dataset": str(dataset.root), "pairs": len(dataset), "env_steps": stats.steps,
-                          "episodes": stats.episodes, "seconds": round(seconds, 1),
-                          "steps_per_second": round(stats.steps / max(seconds, 1e-9))}))
+        print(json.dumps({"dataset": str(dataset.root), "task": task, "pairs": len(dataset),
+                          "policy": args.policy or "random", "env_steps": stats.steps, "episodes": stats.episodes,
+                          "seconds": round(seconds, 1), "steps_per_second": round(stats.steps / max(seconds, 1e-9))}))
         return 0
+
+    return handle
+
+
+def _annotate(p: argparse.ArgumentParser) -> Handler:
+    from llmexplore.lm.commands import add_annotation_arguments
+
+    p.add_argument("--dataset", required=True, help="pair dataset folder (data/, info/, preference/)")
+    add_annotation_arguments(p)
+
+    def handle(args: argparse.Namespace) -> int:
+        from llmexplore.lm.commands import run_annotation
+
+        return run_annotation(args, args.dataset)
 
     return handle
 
@@ -92,12 +120,15 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
 
 
 _SUBCOMMANDS = {
-    "collect": ("roll out a policy in a NetHack task and write a pair dataset", _collect),
+    "collect": ("roll out a policy (random, or a trained run's checkpoint) in a NetHack task and write a pair "
+                "dataset", _collect),
+    "annotate": ("label a pair dataset with an LM's preferences for a goal and prompt version (resumable; "
+                 "the same job as `llmexplore lm annotate`)", _annotate),
     "train-reward": ("train Motif's reward model on a labelled pair dataset", _train_reward),
 }
 
 
-@command("motif", "Motif: collect pair datasets, train reward models")
+@command("motif", "Motif: collect pair datasets, annotate them with an LM, train reward models")
 def _motif(p: argparse.ArgumentParser) -> Handler:
     sub = p.add_subparsers(dest="motif_command", required=True, metavar="STEP")
     handlers: dict[str, Handler] = {}

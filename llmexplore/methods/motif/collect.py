@@ -6,16 +6,19 @@ trained recurrent policy needs), keep every observation of a running game, and p
 k-th kept observation at a random slot of the (N, 2) pair arrays: every observation is
 used once, pairs mix episodes and time, and memory holds one copy of the data.
 
-The policy is a seam: anything with ``reset(num_envs)`` and ``act(obs, dones)``; the
-random policy lives here, a trained checkpoint's policy plugs in the same way.
+The policy is a seam (``CollectionPolicy``): it builds the envs it acts in, so a trained
+checkpoint gets its run's method wrappers (``CheckpointPolicy`` in ``checkpoint_policy.py``);
+the uniform random policy lives here. ``collection.json`` in the dataset records the task,
+seed and policy (for a checkpoint: run, file, sha256, env steps).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
+import gymnasium as gym
 import numpy as np
 from nle import nethack
 
@@ -37,30 +40,50 @@ _SEED_STRIDE = 1_000_003
 
 
 class CollectionPolicy(Protocol):
-    """Chooses actions for a batch of environments."""
+    """Chooses actions for a batch of environments it built itself."""
 
+    #: the task its envs play
+    task: str
     #: observation keys ``act`` reads (only these are batched for it)
     obs_keys: tuple[str, ...]
+
+    def make_env(self, extra_keys: tuple[str, ...]) -> gym.Env:
+        """One env as this policy expects it (wrappers included), with the extra NLE keys."""
 
     def reset(self, num_envs: int) -> None: ...
 
     def act(self, obs: Mapping[str, np.ndarray], dones: np.ndarray) -> np.ndarray:
         """obs: batched observations (num_envs, ...); dones: which envs just started a new episode."""
 
+    def describe(self) -> dict[str, Any]:
+        """Where the actions come from, for the dataset's collection.json."""
+
 
 class RandomPolicy:
+    """Uniform random actions in the task's plain adapter env."""
+
     obs_keys: tuple[str, ...] = ()
 
-    def __init__(self, num_actions: int, seed: int = 0):
-        self.num_actions = num_actions
+    def __init__(self, task: str, seed: int = 0):
+        self.task = task
+        self.adapter = make_adapter(get_task(task))
         self.rng = np.random.default_rng(seed)
         self.num_envs = 0
+        self.num_actions = 0
+
+    def make_env(self, extra_keys: tuple[str, ...]) -> gym.Env:
+        env = self.adapter.make_env(extra_keys=extra_keys)
+        self.num_actions = int(env.action_space.n)
+        return env
 
     def reset(self, num_envs: int) -> None:
         self.num_envs = num_envs
 
     def act(self, obs: Mapping[str, np.ndarray], dones: np.ndarray) -> np.ndarray:
         return self.rng.integers(self.num_actions, size=self.num_envs)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "random"}
 
 
 @dataclass
@@ -79,26 +102,29 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
         raise ConfigError(f"motif collect needs a NetHack task, not '{task}'", hint="e.g. --task nethack:score")
     if pairs < 1:
         raise ConfigError(f"--pairs must be at least 1 (got {pairs})")
+    if num_envs < 1:
+        raise ConfigError(f"--envs must be at least 1 (got {num_envs})")
     out = Path(out)
     if (out / "data").exists():
         raise ConfigError(f"{out} already holds a pair dataset", hint="choose another --out or delete it")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} exists and is not an empty folder", hint="choose another --out")
-    adapter = make_adapter(spec)
-    envs = [adapter.make_env(extra_keys=("tty_chars", "tty_colors")) for _ in range(num_envs)]
-    for i, env in enumerate(envs):
-        env.seed_episodes(seed * _SEED_STRIDE + i)
-    space = envs[0].observation_space
-    total = 2 * pairs
-    data = {k: np.zeros((total, *space[k].shape), dtype=_dtype(k, space[k].dtype)) for k in DATA_KEYS}
-    slots = np.random.default_rng([seed, 1]).permutation(total)  # kept observation k -> flat slot
-    policy = policy or RandomPolicy(envs[0].action_space.n, seed)
-    policy.reset(num_envs)
-
+    policy = policy or RandomPolicy(spec.name, seed)
+    if policy.task != spec.name:
+        raise ConfigError(f"the collection policy plays '{policy.task}', but the dataset is for '{spec.name}'")
+    envs: list[gym.Env] = []
     kept = steps = episodes = 0
-    obs = [env.reset()[0] for env in envs]
-    dones = np.ones(num_envs, dtype=bool)
     try:
+        for i in range(num_envs):
+            envs.append(policy.make_env(extra_keys=("tty_chars", "tty_colors")))
+            envs[-1].unwrapped.seed_episodes(seed * _SEED_STRIDE + i)
+        space = envs[0].observation_space
+        total = 2 * pairs
+        data = {k: np.zeros((total, *space[k].shape), dtype=_dtype(k, space[k].dtype)) for k in DATA_KEYS}
+        slots = np.random.default_rng([seed, 1]).permutation(total)  # kept observation k -> flat slot
+        policy.reset(num_envs)
+        obs = [env.reset()[0] for env in envs]
+        dones = np.ones(num_envs, dtype=bool)
         while kept < total:
             for o in obs:
                 if kept == total:
@@ -128,8 +154,11 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     arrays = {k: v.reshape(pairs, 2, *v.shape[1:]) for k, v in data.items()}
     blstats = arrays["blstats"]
     info = {name: blstats[..., index].astype(np.int64) for name, index in INFO_FROM_BLSTATS.items()}
-    dataset = write_pair_dataset(out, arrays, info)
-    return dataset, CollectStats(steps=steps, kept=kept, episodes=episodes)
+    stats = CollectStats(steps=steps, kept=kept, episodes=episodes)
+    meta = {"task": spec.name, "pairs": pairs, "seed": seed, "envs": num_envs, "env_steps": steps,
+            "episodes": episodes, "policy": policy.describe()}
+    dataset = write_pair_dataset(out, arrays, info, meta=meta)
+    return dataset, stats
 
 
 def _dtype(key: str, dtype: np.dtype) -> np.dtype:

@@ -15,15 +15,18 @@ so datasets larger than memory work. Preference files are named
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from llmexplore.errors import DataError
 
+#: how a dataset of ours was collected (task, seed, policy); the published dataset has none
+COLLECTION_FILE = "collection.json"
 LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN = 0, 1, 2, 3
 LABELS = (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN)
 
@@ -177,8 +180,11 @@ def open_pair_dataset(root: str | Path, require: Sequence[str] = ("message",)) -
     return dataset
 
 
-def write_pair_dataset(root: str | Path, arrays: dict[str, np.ndarray], info: dict[str, np.ndarray]) -> PairDataset:
-    """Write a new dataset atomically: into a sibling temp folder, then renamed into place."""
+def write_pair_dataset(root: str | Path, arrays: dict[str, np.ndarray], info: dict[str, np.ndarray],
+                       meta: dict[str, Any] | None = None) -> PairDataset:
+    """Write a new dataset atomically: into a sibling temp folder, then renamed into place.
+
+    ``meta`` (how the data was collected) goes to ``collection.json``; readers ignore it."""
     root = Path(root)
     if (root / "data").exists():
         raise DataError(f"{root} already holds a pair dataset", hint="choose another folder or delete it")
@@ -188,6 +194,8 @@ def write_pair_dataset(root: str | Path, arrays: dict[str, np.ndarray], info: di
         for key, value in group.items():
             np.save(tmp / sub / f"{key}.npy", value)
     (tmp / "preference").mkdir(exist_ok=True)
+    if meta is not None:
+        (tmp / COLLECTION_FILE).write_text(json.dumps(meta, indent=2) + "\n")
     root.parent.mkdir(parents=True, exist_ok=True)
     if root.exists():
         root.rmdir()  # an empty target folder is fine

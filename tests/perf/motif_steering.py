@@ -1,0 +1,138 @@
+"""Does the goal in Motif's prompt steer the agent? Gold-goal agents vs combat-goal agents.
+
+Motif's claim (Klissarov et al., 2023, steering by prompt): the same pipeline with a different
+goal sentence in the annotation prompt gives agents that behave differently. This benchmark
+checks it at a budget a CPU affords:
+
+1. one pair dataset (``motif collect``: random actions, or ``--policy RUN_DIR``),
+2. per goal: the oracle labels it through the LM layer's annotation job, and a reward model
+   is trained on the labels,
+3. per goal and seed: RL with ``motif`` on nethack:score, intrinsic reward only by default
+   (``--ext-coef 0``) so that the reward model alone drives behaviour,
+4. per run: the final checkpoint plays ``--episodes`` fresh evaluation seeds (sampled
+   actions, ``llmexplore evaluate``'s machinery); we read gold (carried at the end) and kills
+   ("You kill/destroy" announcements) from the episode stats. The training episodes of the
+   last quarter of the budget are summarised the same way as a second view.
+
+Printed per goal: mean ± standard error over seeds of the per-run mean gold and kills, and
+the per-run numbers. Nothing is tuned to the outcome: the settings are the command line's.
+Everything lands under ``--out`` and a rerun resumes (finished parts are reused).
+
+    PYTHONPATH=$PWD python tests/perf/motif_steering.py --out /tmp/steer [--steps 300000] [--seeds 0 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from llmexplore.benchmarks.cell import run_cell  # noqa: E402
+from llmexplore.benchmarks.evaluate import evaluate  # noqa: E402
+from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
+from llmexplore.lm.annotate import annotate_from_config  # noqa: E402
+from llmexplore.lm.config import LMConfig  # noqa: E402
+from llmexplore.methods.motif.artifacts import MANIFEST_FILE  # noqa: E402
+from llmexplore.methods.motif.collect import collect_pairs  # noqa: E402
+from llmexplore.methods.motif.training import RewardTrainingOptions, train_reward_model  # noqa: E402
+
+STATS = ("gold", "kills")
+
+
+def reward_model(out: Path, dataset: Path, goal: str, args: argparse.Namespace) -> Path:
+    report = annotate_from_config(dataset, LMConfig(), goal=goal, version="default")
+    annotation = Path(report.labels_file).stem
+    folder = out / f"rm-{goal}"
+    if not (folder / MANIFEST_FILE).exists():
+        options = RewardTrainingOptions(lr=args.rm_lr, batch_size=args.rm_batch_size, epochs=args.rm_epochs)
+        train_reward_model(dataset, annotation, folder, options)
+    manifest = json.loads((folder / MANIFEST_FILE).read_text())
+    print(f"reward model {goal}: labels {report.counts}, held-out non-tie accuracy "
+          f"{manifest['final']['val_accuracy']:.3f}", flush=True)
+    return folder
+
+
+def mean_stats(episodes: list[dict]) -> dict[str, float]:
+    return {k: statistics.fmean(float(e[k]) for e in episodes) for k in STATS + ("length",)} if episodes else {}
+
+
+def training_tail(run_dir: Path, steps: int) -> dict[str, float]:
+    """Episodes that ended in the last quarter of the budget."""
+    rows = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines() if line]
+    tail = [r for r in rows if r.get("env_steps", 0) > 0.75 * steps]
+    return {**mean_stats(tail), "episodes": len(tail)}
+
+
+def mean_se(values: list[float]) -> str:
+    mean = statistics.fmean(values)
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
+    return f"{mean:6.2f} ± {se:4.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, help="work folder (reused by a rerun)")
+    parser.add_argument("--goals", nargs="+", default=["gold", "combat"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
+    parser.add_argument("--steps", type=int, default=300_000, help="env steps per RL run")
+    parser.add_argument("--ext-coef", type=float, default=0.0, help="c_ext (0: intrinsic reward only)")
+    parser.add_argument("--task", default="nethack:score")
+    parser.add_argument("--episodes", type=int, default=20, help="evaluation episodes per run")
+    parser.add_argument("--pairs", type=int, default=50_000, help="pairs to collect")
+    parser.add_argument("--policy", help="collect with this run's checkpoint (default: random actions)")
+    parser.add_argument("--rm-lr", type=float, default=3e-4)
+    parser.add_argument("--rm-batch-size", type=int, default=1024)
+    parser.add_argument("--rm-epochs", type=int, default=10)
+    args = parser.parse_args()
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+
+    dataset = out / "pairs"
+    if not (dataset / "data").is_dir():
+        policy = None
+        if args.policy:
+            from llmexplore.methods.motif.checkpoint_policy import CheckpointPolicy
+
+            policy = CheckpointPolicy.load(args.policy, task=args.task)
+        collect_pairs(args.task, args.pairs, dataset, seed=0, policy=policy)
+    models = {goal: reward_model(out, dataset, goal, args) for goal in args.goals}
+
+    results: dict[str, list[dict]] = {goal: [] for goal in args.goals}
+    for seed in args.seeds:  # seed-major: an interrupted benchmark has every goal at the same seeds
+        for goal in args.goals:
+            run_dir = out / "runs" / goal / f"seed{seed}"
+            spec = RunSpec(method="motif", task=args.task, seed=seed, steps=args.steps, ext_coef=args.ext_coef,
+                           method_options={"reward_model": str(models[goal])}, label=f"motif-{goal}")
+            began = time.perf_counter()
+            record = run_cell(spec, run_dir, quiet=True)
+            evaluation, _ = evaluate(run_dir, list(range(args.episodes)), workers=1, progress=False)
+            episodes = [e.stats for e in evaluation.episodes]
+            row = {"seed": seed, "steps_per_second": record.steps_per_second, "eval": mean_stats(episodes),
+                   "train_tail": training_tail(run_dir, args.steps)}
+            results[goal].append(row)
+            print(f"{goal:>7} seed {seed}: {record.env_steps} steps at {record.steps_per_second:,.0f}/s; eval "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in row["eval"].items())
+                  + f"; training tail ({row['train_tail'].get('episodes', 0)} episodes) "
+                  + ", ".join(f"{k} {row['train_tail'][k]:.2f}" for k in STATS if k in row["train_tail"])
+                  + f"  [{time.perf_counter() - began:.0f} s]", flush=True)
+
+    print(f"\nsteering on {args.task}, c_ext {args.ext_coef}, c_int 0.1, {args.steps:,} env steps per run, "
+          f"seeds {args.seeds}, {args.episodes} evaluation episodes per run; {len(args.goals) * len(args.seeds)} "
+          f"runs in {time.perf_counter() - started:,.0f} s (this process)")
+    print("mean ± s.e. over seeds of each run's mean per episode")
+    print(f"{'goal':>8} | {'eval gold':>14} {'eval kills':>14} | {'train gold':>14} {'train kills':>14}")
+    for goal, rows in results.items():
+        cells = [mean_se([r[view][k] for r in rows]) for view in ("eval", "train_tail") for k in STATS]
+        print(f"{goal:>8} | {cells[0]:>14} {cells[1]:>14} | {cells[2]:>14} {cells[3]:>14}")
+    (out / "steering.json").write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
