@@ -138,6 +138,8 @@ def resolve(spec: RunSpec, check_parent: bool = True) -> ResolvedRun:
         attempt("task", adapter.validate_data)
     if adapter is not None and method is not None and options is not None:
         attempt("method", lambda: method.check_task(task, adapter.observation_space(), options))
+    if method is not None and options is not None and method.uses_lm:
+        attempt("lm", lambda: method.check_lm(spec.lm, options))
     train = spec.train.resolved(task.family if task else "generic")
     budget = spec.steps or (task.default_budget if task else 0)
     problems.extend(_check_training(train, budget))

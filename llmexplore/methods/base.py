@@ -17,13 +17,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import gymnasium as gym
 import torch
 from pydantic import BaseModel, ConfigDict
 
 from llmexplore.envs.base import TaskSpec
+
+if TYPE_CHECKING:
+    from llmexplore.lm.config import LMConfig
 
 
 class MethodOptions(BaseModel):
@@ -108,6 +111,15 @@ class IntrinsicReward(ABC):
                 hint=f"`llmexplore methods` and `llmexplore envs` list which methods fit which tasks",
             )
 
+    @classmethod
+    def check_lm(cls, lm: "LMConfig", options: MethodOptions) -> None:
+        """Raise a UserError when the run's language model cannot serve this method; runs call it
+        before training for methods with ``uses_lm`` (default: the backend is usable, see
+        ``llmexplore.lm.check``)."""
+        from llmexplore.lm.check import check_lm
+
+        check_lm(lm)
+
     # -- actor side ------------------------------------------------------------------------
     @classmethod
     def wrap_env(cls, env: gym.Env, options: MethodOptions, context: MethodContext) -> gym.Env:
@@ -132,6 +144,11 @@ class IntrinsicReward(ABC):
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         pass
+
+    def state_summary(self) -> dict[str, Any]:
+        """A few JSON-able facts about the state (sizes, digests); the learner logs them after a
+        resume so one can check what a resumed run started with."""
+        return {}
 
     def close(self) -> None:
         """Stop background threads or connections."""

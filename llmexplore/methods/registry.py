@@ -25,6 +25,7 @@ BUILTIN_MODULES = (
     "llmexplore.methods.rnd",
     "llmexplore.methods.apt",
     "llmexplore.methods.motif.method",
+    "llmexplore.methods.oni.method",
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}
