@@ -14,6 +14,7 @@ everything it had learned. The runners below swap this learner into sample-facto
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from typing import Any, Optional
@@ -102,6 +103,9 @@ class IntrinsicLearner(Learner):
         ours = checkpoint_dict.get(CHECKPOINT_KEY)
         if ours is not None:
             self.method.load_state_dict(ours["method_state"])
+            summary = self.method.state_summary()
+            if summary:
+                log.info("llmexplore: method state loaded %s", json.dumps(summary, sort_keys=True))
             self.episode_returns.load_state_dict(ours.get("episode_returns", {}))
         self._resumed = True
 

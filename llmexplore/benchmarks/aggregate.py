@@ -148,7 +148,8 @@ def crafter_achievement_table(runs: list[Run]) -> pd.DataFrame:
         for name in ACHIEVEMENTS:
             row[name] = float(np.nanmean([r.value(f"success_{name}") for r in group]))
         rows.append(row)
-    return pd.DataFrame(rows)
+    # the columns even without Crafter runs, so a NetHack-only leaderboard can look for its rows
+    return pd.DataFrame(rows, columns=["task", "label", "seeds", *ACHIEVEMENTS])
 
 
 def learning_curves(runs: list[Run], task: str, key: str) -> dict[str, pd.DataFrame]:

@@ -120,7 +120,8 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
 
     ``check_parent=False`` skips the parent-checkpoint check, for grids whose parent cell
     has not run yet (the cell is checked again when it starts). ``check_device=False`` skips
-    the CUDA check, for grids submitted from a machine other than the one a cell runs on.
+    what depends on where the cell runs (CUDA, the LM server or weights), for grids submitted
+    from another machine; the grid runner checks each LM server once instead.
     """
     problems: list[tuple[str, str]] = []
 
@@ -141,6 +142,8 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
         fits = attempt("method", lambda: method.check_task(task, adapter.observation_space(), options) or True)
         if fits:
             attempt("method", lambda: method.check_run(task, options, spec.lm))
+    if method is not None and options is not None and method.uses_lm and check_device:
+        attempt("lm", lambda: method.check_lm(spec.lm, options))
     train = spec.train.resolved(task.family if task else "generic")
     budget = spec.steps or (task.default_budget if task else 0)
     problems.extend(_check_training(train, budget, check_device))

@@ -2,7 +2,7 @@
 
 Entry points other parts use:
 - ``make_lm(config)``: the configured backend behind the shared SQLite cache.
-- ``check_endpoint(config)``: fail early when the configured server is down or lacks the model.
+- ``check_lm(config)``: fail early when the configured server is down or lacks the model.
 - ``make_question(kind, ...)`` / the ``Question`` classes and ``ask(lm, question, items, params)``.
 - ``annotate_pairs(dataset, lm, ...)``: the resumable Motif annotation job.
 - ``AnnotationService``: asynchronous labels for online methods (ONI).
@@ -11,15 +11,19 @@ Entry points other parts use:
 
 from llmexplore.lm.config import LMConfig, SamplingParams
 
-__all__ = ["LMConfig", "SamplingParams", "make_lm", "check_endpoint", "ask", "make_question", "annotate_pairs",
+__all__ = ["LMConfig", "SamplingParams", "make_lm", "check_lm", "ask", "make_question", "annotate_pairs",
            "AnnotationService", "register_oracle_kind"]
 
 
 def __getattr__(name: str):  # keep `import llmexplore.lm` light: load the parts on first use
-    if name in ("make_lm", "check_endpoint"):
-        from llmexplore.lm import backends
+    if name == "make_lm":
+        from llmexplore.lm.backends import make_lm
 
-        return getattr(backends, name)
+        return make_lm
+    if name == "check_lm":
+        from llmexplore.lm.check import check_lm
+
+        return check_lm
     if name in ("ask", "make_question"):
         from llmexplore.lm import questions
 

@@ -119,6 +119,15 @@ class IntrinsicReward(ABC):
         the prompt template it will ask with exists or that an option suits the LM backend.
         """
 
+    @classmethod
+    def check_lm(cls, lm: "LMConfig", options: MethodOptions) -> None:
+        """Raise a UserError when the run's language model cannot serve this method; runs call it
+        before training for methods with ``uses_lm`` (default: the backend is usable, see
+        ``llmexplore.lm.check``)."""
+        from llmexplore.lm.check import check_lm
+
+        check_lm(lm)
+
     # -- actor side ------------------------------------------------------------------------
     @classmethod
     def wrap_env(cls, env: gym.Env, options: MethodOptions, context: MethodContext) -> gym.Env:
@@ -143,6 +152,11 @@ class IntrinsicReward(ABC):
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         pass
+
+    def state_summary(self) -> dict[str, Any]:
+        """A few JSON-able facts about the state (sizes, digests); the learner logs them after a
+        resume so one can check what a resumed run started with."""
+        return {}
 
     def close(self) -> None:
         """Stop background threads or connections."""

@@ -27,6 +27,7 @@ BUILTIN_MODULES = (
     "llmexplore.methods.motif.method",
     "llmexplore.methods.ellm.method",
     "llmexplore.methods.ellm.bow",
+    "llmexplore.methods.oni.method",
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}

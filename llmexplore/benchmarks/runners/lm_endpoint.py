@@ -2,7 +2,7 @@
 
 Hundreds of cells that each find the LM server down (or serving another model) an hour
 into training waste a cluster; one check up front turns that into one clear message.
-The check itself belongs to the LM layer (``llmexplore.lm.check_endpoint``), which owns the
+The check itself belongs to the LM layer (``llmexplore.lm.check.check_lm``), which owns the
 client: this module only decides which endpoints a grid uses and where they must be reachable.
 """
 
@@ -29,9 +29,9 @@ def check_lm_endpoint(lm: LMConfig) -> None:
     """Return when the server ``lm`` names is reachable and serves ``lm.model``; raise otherwise."""
     if not uses_server(lm):
         return
-    from llmexplore.lm import check_endpoint
+    from llmexplore.lm.check import check_lm
 
-    check_endpoint(lm)
+    check_lm(lm)
 
 
 def endpoints(cells: Iterable[Cell]) -> list[LMConfig]:

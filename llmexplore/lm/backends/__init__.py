@@ -13,18 +13,6 @@ from llmexplore.lm.config import LMConfig
 BACKENDS = ("oracle", "openai", "vllm")
 
 
-def check_endpoint(config: LMConfig) -> None:
-    """Return when the server ``config`` names answers and serves ``config.model``; raise a
-    ``UserError`` naming the problem otherwise. Grids call this once before any cell starts."""
-    if config.backend != "openai" and config.base_url is None:
-        return  # the oracle and in-process vLLM have no server to check
-    if config.backend != "openai":
-        raise ConfigError(f"lm.base_url is set but lm.backend is {config.backend!r}; only the openai backend "
-                          f"talks to a server", hint="set lm.backend: openai, or remove lm.base_url")
-    backend = make_backend(config)  # the constructor checks reachability and the model name
-    backend.close()
-
-
 def make_backend(config: LMConfig) -> LanguageModel:
     """The bare backend (no cache). Checks reachability and the model name up front."""
     options: dict[str, Any] = dict(config.options)

@@ -1,0 +1,28 @@
+"""Can a run use this language model? Checked before training starts, so a wrong address or
+model name stops the run at once with one clear message (CLI exit 2).
+
+oracle: the prompt templates load. openai: the server answers and serves the model (the
+backend's own start-up check). vllm: the weights folder exists and vLLM is installed; the
+model itself is loaded only where it runs (loading it twice would cost minutes of GPU time).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llmexplore.errors import ConfigError, require
+from llmexplore.lm.config import LMConfig
+
+
+def check_lm(config: LMConfig) -> None:
+    if config.backend == "vllm":
+        if not config.model:
+            raise ConfigError("the vllm backend needs `model`: a local folder with the model weights")
+        if not Path(config.model).expanduser().exists():
+            raise ConfigError(f"model weights folder {config.model} not found",
+                              hint="download the weights beforehand and give their local path")
+        require("vllm", "vllm", "The in-process vLLM backend")
+        return
+    from llmexplore.lm.backends import make_backend
+
+    make_backend(config).close()

@@ -1,0 +1,112 @@
+"""ONI's link to the LM layer: an ``AnnotationService`` running in the learner process.
+
+The published code ran the annotator in a separate process fed through an unbounded
+queue, served the newest messages first, queued a message again whenever it reappeared
+before its label came back, and parsed labels by searching the reply for fixed words
+(counting an unparsable reply as "unhelpful"). The LM layer's service fixes all of that
+(see ``llmexplore/lm/service.py``); this module only adapts it to a method:
+
+* The model is built lazily, in the service's worker thread, on the first batch it has to
+  answer (``LazyLM``). Evaluation and visualisation build the method from a checkpoint to
+  score episodes and never ask anything, so they never connect to a server; a server that
+  is down when the learner starts is retried like any other outage. Runs check the server
+  before training starts (``llmexplore.lm.check``), so a wrong address still fails early.
+* The worker thread starts on the first ``submit``; ``close`` waits (bounded) until what
+  is pending is labelled, so the final checkpoint holds every label, then stops it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+from llmexplore.lm.base import Completion, LanguageModel
+from llmexplore.lm.config import LMConfig, SamplingParams
+from llmexplore.lm.questions import Question
+from llmexplore.lm.service import AnnotationService, SubmitResult
+
+
+class LazyLM(LanguageModel):
+    """``make_lm(config)`` built on the first ``generate`` call (in the caller's thread)."""
+
+    def __init__(self, config: LMConfig, cache_dir: str | Path | None):
+        self.config = config
+        self.cache_dir = cache_dir
+        self._lm: LanguageModel | None = None
+        self._lock = threading.Lock()
+        self.name = f"lazy-{config.backend}"
+
+    def _built(self) -> LanguageModel:
+        with self._lock:
+            if self._lm is None:
+                from llmexplore.lm.backends import make_lm
+
+                self._lm = make_lm(self.config, cache_dir=self.cache_dir)
+            return self._lm
+
+    @property
+    def model_id(self) -> str:
+        return self._built().model_id
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        return self._built().generate(prompts, params)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._lm is not None:
+                self._lm.close()
+                self._lm = None
+
+
+class OnlineLabeler:
+    """Submit items, poll labels, report counters, save and restore the whole table."""
+
+    def __init__(self, question: Question, lm_config: Mapping[str, Any] | LMConfig, *,
+                 cache_dir: str | Path | None, batch_size: int = 100, max_pending: int = 100_000,
+                 close_wait_s: float = 30.0):
+        from llmexplore.lm.backends import parse_lm_config
+
+        config = lm_config if isinstance(lm_config, LMConfig) else parse_lm_config(dict(lm_config), "the run's LM settings")
+        self.lm = LazyLM(config, cache_dir)
+        # a learner wants labels soon: retry a failing server every few seconds, not every 30
+        self.service = AnnotationService(self.lm, question, params=config.sampling(), batch_size=batch_size,
+                                         max_pending=max_pending, retry_wait_s=0.5, max_retry_wait_s=5.0)
+        self.close_wait_s = close_wait_s
+        self._started = False
+        self._closed = False
+
+    def submit(self, items: Iterable[Any]) -> SubmitResult:
+        if not self._started and not self._closed:
+            self.service.start()
+            self._started = True
+        return self.service.submit(items)
+
+    def poll(self) -> list[tuple[Any, Any]]:
+        return self.service.poll()
+
+    def labels(self) -> dict[Hashable, Any]:
+        return self.service.labels()
+
+    def stats(self) -> dict[str, Any]:
+        return self.service.stats()
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.service.state_dict()
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.service.load_state_dict(dict(state))
+
+    def close(self) -> None:
+        """Label what is pending (at most ``close_wait_s``, not while the server is failing), then stop."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._started:
+            deadline = time.monotonic() + self.close_wait_s
+            while time.monotonic() < deadline and self.service.stats()["last_error"] is None:
+                if self.service.wait_idle(timeout=min(0.5, max(deadline - time.monotonic(), 0.0))):
+                    break
+            self.service.close()
+        self.lm.close()

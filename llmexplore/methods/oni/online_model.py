@@ -1,0 +1,84 @@
+"""A reward model trained online on captions: network, Adam, and a per-caption value cache.
+
+The learner needs the model's value for the few distinct captions of each batch. Values
+are cached per caption id together with the model version (the number of gradient steps
+taken) they were computed with, so a batch runs the network only on captions it has not
+evaluated since the last step. Until the first step the model is untrained and its
+values mean nothing; ``trained`` tells the method to give no reward yet (the published
+code rewarded with the untrained network's output from the first batch on).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+from torch import nn
+
+from llmexplore.methods.oni.captions import CaptionVocabulary
+
+EVAL_CHUNK = 4096
+
+
+class OnlineRewardModel(ABC):
+    def __init__(self, model: nn.Module, lr: float, device: torch.device):
+        self.device = device
+        self.model = model.to(device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
+        #: gradient steps taken; 0 means untrained
+        self.version = 0
+        self._values = np.zeros(0, dtype=np.float32)
+        self._computed_at = np.zeros(0, dtype=np.int64)
+        #: loss, accuracy numerator and denominator, steps since the last ``take_stats``
+        self._stats = np.zeros(4)
+
+    @property
+    def trained(self) -> bool:
+        return self.version > 0
+
+    @abstractmethod
+    def _evaluate(self, rows: torch.Tensor) -> torch.Tensor:
+        """Per-caption value (B,) of canonical rows (B, 256), model in eval mode, no grad."""
+
+    @torch.no_grad()
+    def values(self, ids: np.ndarray, vocab: CaptionVocabulary) -> np.ndarray:
+        """The current model's value of each caption id (cached per model version)."""
+        if len(self._values) < len(vocab):
+            grow = len(vocab) - len(self._values) + 1024
+            self._values = np.concatenate([self._values, np.zeros(grow, dtype=np.float32)])
+            self._computed_at = np.concatenate([self._computed_at, np.full(grow, -1, dtype=np.int64)])
+        stale = ids[self._computed_at[ids] != self.version]
+        if len(stale):
+            self.model.eval()
+            for i in range(0, len(stale), EVAL_CHUNK):
+                part = stale[i : i + EVAL_CHUNK]
+                rows = torch.from_numpy(vocab.rows(part)).to(self.device)
+                self._values[part] = self._evaluate(rows).float().cpu().numpy()
+            self._computed_at[stale] = self.version
+        return self._values[ids]
+
+    def _record(self, loss: float, correct: int, total: int) -> None:
+        self.version += 1
+        self._stats += (loss, correct, total, 1)
+
+    def take_stats(self) -> dict[str, float]:
+        """Mean training loss and accuracy since the last call (empty when no step was taken)."""
+        loss, correct, total, steps = self._stats
+        self._stats[:] = 0
+        if not steps:
+            return {}
+        out = {"loss": loss / steps}
+        if total:
+            out["accuracy"] = correct / total
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "version": self.version}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.version = int(state["version"])
+        self._computed_at[:] = -1
