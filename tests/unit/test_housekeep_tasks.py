@@ -48,7 +48,10 @@ def test_a_scene_missing_from_the_data_is_named():
 
 
 @needs_data
-def test_split_task_samples_the_present_scenes_and_says_which_are_missing():
+def test_split_task_samples_the_present_scenes_and_says_which_are_missing(monkeypatch):
+    import llmexplore.envs.housekeep.adapter as adapter_module
+
+    monkeypatch.setattr(adapter_module, "_warned", set())  # it warns once per process
     adapter = make_adapter("housekeep:train-reward-free")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
