@@ -20,6 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from llmexplore.agents.checkpoints import checkpoint_env_steps, latest_checkpoint
 from llmexplore.benchmarks.record import read_record
 from tests.integration.test_grid_runner import cli_env, grid_file, records, run_grid
 
@@ -57,14 +58,16 @@ def start_grid(path: Path, out: Path, *extra: str) -> subprocess.Popen:
 def stepping_cell_process(out: Path, cell: str, proc: subprocess.Popen, timeout: float = 400,
                           checkpointed: bool = False) -> psutil.Process:
     """The `llmexplore run` process of a cell, once its record shows it has taken env steps (and,
-    if asked, once it has written a checkpoint)."""
+    if asked, once it has written a checkpoint after some training: sample-factory also saves
+    one at step 0, and resuming from that one would be starting over)."""
     run_dir = out / "runs" / cell.split("/")[0] / "nethack-score" / "seed0"
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
             pytest.fail(f"the grid ended early: {proc.stderr.read()[-3000:]}")
         try:
-            saved = not checkpointed or any((run_dir / "sf").rglob("checkpoint_*.pth"))
+            latest = latest_checkpoint(run_dir) if checkpointed else None
+            saved = not checkpointed or (latest is not None and checkpoint_env_steps(latest) > 0)
             if saved and read_record(run_dir).env_steps > 0:
                 found = cell_processes(str(run_dir / "spec.yaml"))
                 if found:
