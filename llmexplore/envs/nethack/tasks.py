@@ -52,6 +52,10 @@ EXTENDED_ACTIONS = tuple(TASK_ACTIONS) + (
     nethack.Command.PAY,
 )
 
+#: The zero-shot (MaestroMotif) tasks' default: ONI's 28 actions plus drop. Buying needs pickup and
+#: pay, selling and altar identification need drop; MaestroMotif's published set had drop too.
+MAESTRO_ACTIONS = EXTENDED_ACTIONS + (nethack.Command.DROP,)
+
 SUCCESS_REWARD = 50.0
 
 
@@ -66,6 +70,8 @@ class NetHackScore(base.NLE):
     """Score task with the fixed eat action and the kept descend message."""
 
     StepStatus = StepStatus
+    #: yes/no questions left to the agent instead of declined (substrings of the prompt)
+    skip_exceptions: tuple[bytes, ...] = SKIP_EXCEPTIONS
 
     def __init__(self, *args, penalty_step: float = -0.01, **kwargs):
         self.penalty_step = penalty_step
@@ -145,7 +151,7 @@ class NetHackScore(base.NLE):
             if internal[1]:  # asked for a single character
                 if exceptions:
                     message = bytes(observation[self._message_index])
-                    if self._allow_all_yn_questions or any(e in message for e in SKIP_EXCEPTIONS):
+                    if self._allow_all_yn_questions or any(e in message for e in self.skip_exceptions):
                         break
                 observation, done = self.nethack.step(ASCII_ESC)
             break
