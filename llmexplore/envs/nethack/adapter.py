@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping, Sequence
 
 import gymnasium as gym
@@ -13,6 +12,7 @@ from nle.env.tasks import TASK_ACTIONS
 
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter, TaskSpec
 from llmexplore.envs.nethack import tasks
+from llmexplore.envs.nethack.game_state import count_kills
 from llmexplore.envs.nethack.progression import ProgressionTracker, load_table
 from llmexplore.envs.nethack.text import decode_message, status_line
 from llmexplore.errors import ConfigError
@@ -32,17 +32,6 @@ TASK_CLASSES: dict[str, type[tasks.NetHackScore]] = {
     "oracle-sober": tasks.NetHackOracleSober,
 }
 ACTION_SETS = {"task": tuple(TASK_ACTIONS), "extended": tasks.EXTENDED_ACTIONS}
-
-#: what NetHack says when the player kills a monster ("You kill the newt!", "You destroy the
-#: zombie!" for the undead and golems); a pet's or another monster's kill does not match
-_KILL = re.compile(rb"\bYou (?:kill|destroy)\b")
-_KILL_FIRST = b"You"
-
-
-def count_kills(message: bytes) -> int:
-    """Kills the player made, as announced in one message line."""
-    return len(_KILL.findall(message)) if _KILL_FIRST in message else 0
-
 
 #: NLE observation keys a caller may add with ``extra_keys`` (recording, visualising, datasets).
 EXTRA_KEYS = ("tty_chars", "tty_colors", "tty_cursor", "glyphs", "chars", "inv_strs", "inv_letters")
