@@ -1,7 +1,9 @@
 """Environment adapters and the task registry.
 
 Task names are ``family:task``. NetHack tasks follow the Motif and ONI papers (the
-``-extended`` variants use ONI's 28-action set); Crafter has the reward and the
+``-extended`` variants use ONI's 28-action set) and MaestroMotif's zero-shot evaluation
+(``nethack/zero_shot.py``; 29 actions by default: ONI's 28 plus drop, which selling and
+altar identification need); Crafter has the reward and the
 reward-free task of its benchmark; Housekeep has one task per published scene and one per
 split (sampling the split's scenes), each with a reward-free variant. Listing tasks reads
 no data; a task whose files are missing fails in ``validate_data`` with a clear error.
@@ -49,13 +51,31 @@ _NETHACK_TASKS = {
     "oracle-sober": ("stand next to the Oracle while not hallucinating (+50, ends)", 10.0),
 }
 
+#: MaestroMotif's zero-shot tasks (llmexplore.envs.nethack.zero_shot.ZERO_SHOT_TASKS has their prompts)
+_ZERO_SHOT_TASKS = {
+    "gnomish-mines": "enter the Gnomish Mines (+50, ends)",
+    "delphi": "reach the Oracle's level, Delphi (+50, ends)",
+    "minetown": "reach Minetown in the Gnomish Mines (+50, ends)",
+    "transaction": "buy or sell an item in a shop (+50, ends)",
+    "price-id": "get a shopkeeper's price for an item (+50, ends)",
+    "buc-id": "learn an item's blessed/uncursed/cursed status at an altar (+50, ends)",
+    "golden-exit": "25 kills, 20 gold and level 3, then leave by level 1's up stairs (+50, ends)",
+    "level-up-and-sell": "XP level 4 on level 1, then sell an item and survive 300 steps (+50, ends)",
+    "discovery-hunger": "get hungry and eat in the Gnomish Mines, then reach Delphi (+50, ends)",
+}
+
 register_family("nethack", "llmexplore.envs.nethack.adapter:NetHackAdapter", "nethack", "nle")
 register_family("crafter", "llmexplore.envs.crafter.adapter:CrafterAdapter", "crafter", "crafter")
 # Housekeep needs only the core dependencies (and its data), so the probe always imports
 register_family("housekeep", "llmexplore.envs.housekeep.adapter:HousekeepAdapter", "all", "numpy")
 
-for _task, (_desc, _c_ext) in _NETHACK_TASKS.items():
-    for _actions, _suffix, _note in (("task", "", ""), ("extended", "-extended", " [28 actions]")):
+_TASK_ACTIONS = (("task", "", ""), ("extended", "-extended", " [28 actions]"))
+_ZERO_SHOT_ACTIONS = (("maestro", "", " [29 actions]"), ("extended", "-extended", " [28 actions: no drop]"))
+_NETHACK_ALL = {t: (d, c, _TASK_ACTIONS) for t, (d, c) in _NETHACK_TASKS.items()}
+_NETHACK_ALL.update({t: (d, 10.0, _ZERO_SHOT_ACTIONS) for t, d in _ZERO_SHOT_TASKS.items()})
+
+for _task, (_desc, _c_ext, _variants) in _NETHACK_ALL.items():
+    for _actions, _suffix, _note in _variants:
         register_task(
             TaskSpec(
                 name=f"nethack:{_task}{_suffix}",

@@ -11,7 +11,7 @@ from nle.env.base import NLE_SPACE_ITEMS
 from nle.env.tasks import TASK_ACTIONS
 
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter, TaskSpec
-from llmexplore.envs.nethack import tasks
+from llmexplore.envs.nethack import tasks, zero_shot
 from llmexplore.envs.nethack.game_state import count_kills
 from llmexplore.envs.nethack.progression import ProgressionTracker, load_table
 from llmexplore.envs.nethack.text import decode_message, status_line
@@ -30,8 +30,13 @@ TASK_CLASSES: dict[str, type[tasks.NetHackScore]] = {
     "staircase-lvl4-continual": tasks.NetHackStaircaseLvl4Continual,
     "oracle": tasks.NetHackOracle,
     "oracle-sober": tasks.NetHackOracleSober,
+    **zero_shot.TASK_CLASSES,  # MaestroMotif's zero-shot evaluation tasks
 }
-ACTION_SETS = {"task": tuple(TASK_ACTIONS), "extended": tasks.EXTENDED_ACTIONS}
+ACTION_SETS = {
+    "task": tuple(TASK_ACTIONS),
+    "extended": tasks.EXTENDED_ACTIONS,
+    "maestro": tasks.MAESTRO_ACTIONS,
+}
 
 #: NLE observation keys a caller may add with ``extra_keys`` (recording, visualising, datasets).
 EXTRA_KEYS = ("tty_chars", "tty_colors", "tty_cursor", "glyphs", "chars", "inv_strs", "inv_letters")
