@@ -381,6 +381,7 @@ def test_gnomish_mines_pays_50_once_and_ends_through_step():
         _, reward, terminated, truncated, info = env.step(search)
         assert (reward, terminated, truncated) == (50.0, True, False)
         assert info["success"] is True and info["end_status"] == tasks.StepStatus.TASK_SUCCESSFUL
+        assert env._reward_fn(None, 0, None, 0) == 0.0  # paid once
     finally:
         g.close()
 
@@ -404,6 +405,7 @@ def test_transaction_through_step_leaves_the_pay_question_to_the_agent():
             assert "Pay?" in bytes(obs["message"]).decode("latin-1") and not terminated and reward == 0.0
             obs, reward, terminated, _, info = env.step(_index(env, "k"))  # any action but 'y' declines
             assert not terminated and not info["success"]
+            assert not env.last_observation[env._internal_index][1]  # the question is gone
             env.step(_index(env, "p"))
             obs, reward, terminated, _, info = env.step(_index(env, "y"))
             assert any("You bought" in m for m in env.snapshot(env.last_observation).messages)
@@ -445,6 +447,13 @@ def test_golden_exit_question_is_left_to_the_agent_and_ends_with_success_when_re
     assert (reward, terminated, info["success"]) == (50.0, True, True)
     assert info["episode_extra_stats"]["success"] == 1 and info["episode_extra_stats"]["return"] == 50.0
     env.close()
+    leaver = NetHackEnv("golden-exit")
+    leaver.reset(seed=0)
+    leaver.step(up)
+    _, reward, terminated, _, info = leaver.step(_index(leaver.nle, "y"))  # leaves before the rest: a failure
+    assert (reward, terminated, info["success"]) == (0.0, True, False)
+    assert info["end_status"] == tasks.StepStatus.DEATH  # NLE's reading of every game over
+    leaver.close()
     other = NetHackEnv("gnomish-mines")
     other.reset(seed=0)
     obs, _, terminated, *_ = other.step(other.action_names.index("up"))
