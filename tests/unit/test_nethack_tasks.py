@@ -9,7 +9,7 @@ from nle import nethack
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.nethack import tasks
 from llmexplore.envs.nethack.adapter import NetHackEnv, count_kills
-from llmexplore.envs.nethack.text import decode_message, encode_message
+from llmexplore.envs.nethack.text import decode_message, encode_message, status_line
 from tests.helpers.nethack_play import action_index, descend_once
 
 STAIRCASE_SEEDS = (18, 30, 38)  # games where the scripted walk reaches a '>' within budget
@@ -251,3 +251,16 @@ def test_crop_is_centred_and_blank_beyond_the_edges():
     assert corner[4, 4] == chars[0, 0] and corner[0, 0] == ord(" ") and corner[8, 8] == chars[4, 4]
     edge = crop_around(chars, 78, 20)
     assert edge[4, 4] == chars[20, 78] and edge[8, 8] == ord(" ")
+
+
+def test_status_line_names_hunger_as_nethack_does(make_env):
+    """A new game is "Not Hungry" (u.uhs 1), which the status line leaves out; 2 is "Hungry"."""
+    env = make_env("score")
+    obs, _ = env.reset(seed=0)
+    blstats = obs["blstats"].copy()
+    assert int(blstats[nethack.NLE_BL_HUNGER]) == 1
+    assert "Hungry" not in status_line(blstats)
+    blstats[nethack.NLE_BL_HUNGER] = 2
+    assert status_line(blstats).endswith(" Hungry")
+    blstats[nethack.NLE_BL_HUNGER] = 0
+    assert status_line(blstats).endswith(" Satiated")

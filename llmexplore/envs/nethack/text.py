@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from nle import nethack
 
-_HUNGER = {0: "Not Hungry", 1: "Hungry", 2: "Weak", 3: "Fainting", 4: "Fainted", 5: "Starved"}
+#: NetHack's hunger states (u.uhs) as the status line spells them; a new game is NOT_HUNGRY (1)
+_HUNGER = {0: "Satiated", 1: "Not Hungry", 2: "Hungry", 3: "Weak", 4: "Fainting", 5: "Fainted", 6: "Starved"}
 
 
 def decode_message(message: np.ndarray) -> str:
