@@ -119,6 +119,27 @@ def test_cells_given_gpus_train_on_gpu_and_gpu_cells_ask_for_one(tmp_path):
         load_grid(path)
 
 
+def test_local_cells_get_the_threads_their_suite_declares(tmp_path, monkeypatch):
+    """Declared suite.resources.cpus sizes a local cell's torch threads, as on Ray and SLURM; without
+    a declaration the machine's cores are split between the parallel cells."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    cores = len(os.sched_getaffinity(0))
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    declared = load_grid(grid_file(tmp_path / "a", """
+        name: g
+        suite: {resources: {cpus: 3}}
+        set: {method: none}
+    """), tmp_path / "a" / "out").cells[0]
+    undeclared = load_grid(grid_file(tmp_path / "b", """
+        name: g
+        set: {method: none}
+    """), tmp_path / "b" / "out").cells[0]
+    assert LocalBackend(jobs=1).cell_env(declared)["OMP_NUM_THREADS"] == "3"
+    assert LocalBackend(jobs=1).cell_env(undeclared)["MKL_NUM_THREADS"] == str(cores)
+    assert LocalBackend(jobs=2 * cores).cell_env(undeclared)["OMP_NUM_THREADS"] == "1"
+
+
 def test_local_backend_refuses_a_cell_that_asks_for_more_gpus_than_exist(tmp_path):
     have = torch.cuda.device_count() if torch.cuda.is_available() else 0
     path = grid_file(tmp_path, f"""

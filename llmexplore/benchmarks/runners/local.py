@@ -14,11 +14,12 @@ from llmexplore.benchmarks.runners.base import CELL_LOG, CellJob, GridBackend, c
 from llmexplore.errors import ConfigError
 
 
-def thread_env(jobs: int) -> dict[str, str]:
+def thread_env(jobs: int, cpus: int | None = None) -> dict[str, str]:
     """Split the machine's cores between parallel cells: torch in every cell otherwise uses
-    all cores, and N cells then fight over them (measured: several times slower)."""
+    all cores, and N cells then fight over them (measured: several times slower). A cell
+    whose suite declares ``resources.cpus`` gets that many threads, as on Ray and SLURM."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    threads = str(max(1, cores // max(1, jobs)))
+    threads = str(cpus if cpus is not None else max(1, cores // max(1, jobs)))
     env = os.environ.copy()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env.setdefault(var, threads)
@@ -84,5 +85,9 @@ class LocalBackend(GridBackend):
     def check(self, grid: Grid) -> None:
         check_local_gpus(grid.cells)
 
+    def cell_env(self, cell: Cell) -> dict[str, str]:
+        declared = cell.resources.cpus if "cpus" in cell.resources.model_fields_set else None
+        return thread_env(self.jobs, declared)
+
     def start(self, cell: Cell, attempt: int) -> LocalJob:
-        return LocalJob(cell, attempt, thread_env(self.jobs))
+        return LocalJob(cell, attempt, self.cell_env(cell))
