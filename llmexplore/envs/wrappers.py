@@ -40,6 +40,10 @@ class EpisodicMessageCount(gym.Wrapper):
         obs[self.key] = np.array([self._counts[message]], dtype=np.float32)
         return obs
 
+    def reset_counts(self) -> None:
+        """Start counting afresh (MaestroMotif may count per skill activation instead of per episode)."""
+        self._counts.clear()
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
         self._counts.clear()
