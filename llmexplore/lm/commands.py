@@ -47,6 +47,11 @@ def _lm_config(args: argparse.Namespace) -> Any:
         raise ConfigError("invalid LM settings: " + format_validation_error(exc)) from None
 
 
+#: public names for other commands that talk to an LM (e.g. ``llmexplore maestro generate``)
+add_lm_arguments = _lm_options
+lm_config_from_args = _lm_config
+
+
 def _chunk(text: str) -> tuple[int, int]:
     try:
         k, n = (int(x) for x in text.split("/"))
