@@ -173,8 +173,17 @@ class _FunctionChecker(ast.NodeVisitor):
         if clash:
             raise CodeRejected(f"function '{fn.name}' assigns to '{clash[0]}', which names a parameter the "
                                "interface fills, a builtin or a function", fn.lineno)
+        for arg in args.args:  # annotations are dropped before running, but must still read as plain names
+            if arg.annotation is not None:
+                self.visit(arg.annotation)
+        if fn.returns is not None:
+            self.visit(fn.returns)
         for stmt in fn.body:
             self.visit(stmt)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        raise CodeRejected(f"nested function '{node.name}' is not allowed: define helpers at the top level",
+                           node.lineno)
 
     def _assigned_names(self) -> set[str]:
         names: set[str] = set()
@@ -196,6 +205,7 @@ class _FunctionChecker(ast.NodeVisitor):
                                f"and functions, and the builtins {', '.join(sorted(ALLOWED_BUILTINS))}", node.lineno)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.generic_visit(node)  # report the innermost problem first: it is what runs first
         if node.attr.startswith("_"):
             raise CodeRejected(f"attribute '.{node.attr}' is not allowed (names starting with '_' are reserved)",
                                node.lineno)
@@ -204,7 +214,6 @@ class _FunctionChecker(ast.NodeVisitor):
                                f"{', '.join(sorted(ALLOWED_METHODS))}", node.lineno)
         if not isinstance(node.ctx, ast.Load):
             raise CodeRejected(f"assigning to '.{node.attr}' is not allowed", node.lineno)
-        self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -233,7 +242,8 @@ class _FunctionChecker(ast.NodeVisitor):
         if node.value is None:
             raise CodeRejected("an annotation without a value is not allowed", node.lineno)
         self.visit(node.target)
-        self.visit(node.value)  # the annotation itself is dropped, never evaluated
+        self.visit(node.annotation)  # dropped before running, but it must read as plain names too
+        self.visit(node.value)
 
     # interface keys ------------------------------------------------------------------------------
     def _fields(self, value: ast.AST) -> Fields | None:
