@@ -147,6 +147,7 @@ def _generate_one(root: Path, lm: LanguageModel, question: MaestroCode, target: 
             if code is None:
                 reasons = ", ".join(result.failure_reasons) or "no answer"
                 raise CodeRejected(f"the reply held no single python code block ({reasons})")
+            code = code if code.endswith("\n") else code + "\n"
             check_code(code, (target.spec,), limits, name=target.path)
         except CodeRejected as exc:
             saved = _save_rejected(root, target, attempt, code, exc.reason)
