@@ -49,7 +49,7 @@ class MaestroOptions(MethodOptions):
     reward_models: str = Field(..., description="folder holding one Motif reward-model folder per skill, named "
                                                 "after the skill (e.g. models/maestro/rewards/descender)")
     code: str = Field(..., description="code folder written by `llmexplore maestro generate`")
-    skills: tuple[str, ...] = Field(SKILLS, description="skills to train (default: all five)")
+    skills: list[str] = Field(list(SKILLS), description="skills to train (default: all five)")
     policy: str = Field(TRAINING, description="policy over skills: training, or task:<name> (evaluation)")
     eps_quantile: float = Field(0.5, ge=0, lt=1, description="threshold quantile of each skill's z-scored reward")
     beta: float = Field(3.0, ge=0, description="exponent of the message count")
@@ -60,9 +60,9 @@ class MaestroOptions(MethodOptions):
 
     @field_validator("skills")
     @classmethod
-    def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+    def _known(cls, value: list[str]) -> list[str]:
         try:
-            return check_skills(value)
+            return list(check_skills(value))
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
 
@@ -86,7 +86,7 @@ class MaestroMotif(IntrinsicReward):
 
     def __init__(self, options: MaestroOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         super().__init__(options, context, obs_space)
-        self.skills = options.skills
+        self.skills = tuple(options.skills)
         self.scorers = [RewardScorer(str(reward_model_dir(options, s)), self.device, options.eps_quantile,
                                      options.cache_size) for s in self.skills]
         self.code_digest = SkillProgram(options.code, self.skills, options.policy, limits_of(options)).digest()
@@ -109,7 +109,7 @@ class MaestroMotif(IntrinsicReward):
                                   hint="train one per skill (scripts/maestro_pipeline.sh, docs/maestro.md) or set "
                                        "method option reward_models to the folder holding them")
             check_reward_model_dir(path)
-        SkillProgram(options.code, options.skills, options.policy, limits_of(options))
+        SkillProgram(options.code, tuple(options.skills), options.policy, limits_of(options))
 
     # -- actor side -------------------------------------------------------------------------------
     @classmethod
@@ -119,7 +119,7 @@ class MaestroMotif(IntrinsicReward):
     @classmethod
     def wrap_env(cls, env: gym.Env, options: MaestroOptions, context: MethodContext) -> gym.Env:
         counts = EpisodicMessageCount(env)
-        program = SkillProgram(options.code, options.skills, options.policy, limits_of(options))
+        program = SkillProgram(options.code, tuple(options.skills), options.policy, limits_of(options))
         return SkillWrapper(counts, program, counts, options.count_scope, seed=context.seed)
 
     # -- learner side -----------------------------------------------------------------------------
