@@ -121,7 +121,7 @@ def make_method(code: Path, rewards: Path, **options):
 
 def test_each_transition_is_scored_by_the_model_of_the_skill_that_acted(code_dir, reward_dir):
     rewards, z = reward_dir
-    method = make_method(code_dir, rewards, eps_quantile=0.0)
+    method = make_method(code_dir, rewards, eps_quantile=0.0, eps_floor=None)
     messages = [["", "You kill the newt!", "It's a wall.", "You see here 3 gold pieces."]]
     skills = [["discoverer", "descender", "merchant", "merchant"]]
     r_int, r_hat, active = method.scored(make_batch(skills, messages, [[0, 0, 0]]))
@@ -134,6 +134,12 @@ def test_each_transition_is_scored_by_the_model_of_the_skill_that_acted(code_dir
     kept, _, _ = thresholded.scored(make_batch(skills, messages, [[0, 0, 0]]))
     assert kept[0].tolist() == pytest.approx([v if v > 0 else 0.0 for v in raw], abs=1e-5)
     assert any(v <= 0 for v in raw) and any(v > 0 for v in raw)
+    published = make_method(code_dir, rewards, eps_quantile=0.25, eps_floor=None)  # eps = -0.5: pays negatives
+    paid, _, _ = published.scored(make_batch(skills, messages, [[0, 0, 0]]))
+    assert paid[0].tolist() == pytest.approx([v if v > -0.5 else 0.0 for v in raw], abs=1e-5)
+    floored = make_method(code_dir, rewards, eps_quantile=0.25)  # the default floor: only above-average messages
+    paid, _, _ = floored.scored(make_batch(skills, messages, [[0, 0, 0]]))
+    assert paid[0].tolist() == pytest.approx([v if v > 0 else 0.0 for v in raw], abs=1e-5)
     r = method.reward(make_batch(skills, messages, [[0, 1, 0]]))
     assert r[0, 1] == 0  # the step that ended the episode
     metrics = method.metrics()

@@ -12,6 +12,16 @@ Learner side: for the transition from o_t to o_{t+1}, with k the skill that acte
 with each model's own normalisation and threshold (``motif.scorer.RewardScorer``) and N the
 message count, per episode as published or per skill activation (``count_scope``).
 
+eps_k is the saved quantile of model k's z-scored rewards over unique messages (``eps_quantile``)
+but never below ``eps_floor`` (0 by default). Why the floor: the z-scoring mean is frequency-
+weighted, so it sits near the reward of the most frequent messages (the empty message above all),
+while the quantile is over unique messages. For a skill whose goal few messages serve (descender,
+worshipper, merchant on random-play data) most unique messages score below the frequent ones: we
+measured the 0.5 quantile at about -2 standard deviations for every skill model, so the published
+rule paid mostly negative rewards, and a skill learned mainly to avoid new messages. With the floor a
+skill is paid only for messages better than typical for its goal. ``eps_floor: null`` restores the
+published rule.
+
 Differences from the published code, on purpose: the reward belongs to the observation the
 action led to (our batch convention; the published learner scored o_t); descender and
 ascender give up after a time limit in our reference code (the published ones had none,
@@ -52,6 +62,9 @@ class MaestroOptions(MethodOptions):
     skills: list[str] = Field(list(SKILLS), description="skills to train (default: all five)")
     policy: str = Field(TRAINING, description="policy over skills: training, or task:<name> (evaluation)")
     eps_quantile: float = Field(0.5, ge=0, lt=1, description="threshold quantile of each skill's z-scored reward")
+    eps_floor: float | None = Field(
+        0.0, description="never pay r_hat at or below this z-score, whatever the quantile says (None: the published "
+                         "rule alone, which pays negative rewards when the saved quantile is below zero)")
     beta: float = Field(3.0, ge=0, description="exponent of the message count")
     count_scope: Literal["episode", "activation"] = Field(
         "episode", description="message counts restart each episode (published) or each skill activation")
@@ -89,6 +102,9 @@ class MaestroMotif(IntrinsicReward):
         self.skills = tuple(options.skills)
         self.scorers = [RewardScorer(str(reward_model_dir(options, s)), self.device, options.eps_quantile,
                                      options.cache_size) for s in self.skills]
+        if options.eps_floor is not None:
+            for scorer in self.scorers:
+                scorer.eps = max(scorer.eps, options.eps_floor)
         self.code_digest = SkillProgram(options.code, self.skills, options.policy, limits_of(options)).digest()
         k = len(self.skills)
         # per skill: steps, sum r_int, sum r_hat, rewarded steps; and seconds in reward(), batches
