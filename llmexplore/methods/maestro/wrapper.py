@@ -52,6 +52,7 @@ class SkillWrapper(gym.Wrapper):
         if seed is not None:
             self.rng = np.random.default_rng([seed, 17])
         self.memory = {}
+        self._start, self._start_steps = {}, 0  # no skill yet: the first one starts below
         self._stats = {f"maestro_{what}_{s}": 0.0 for what in ("steps", "activations", "terminations")
                        for s in self.skills}
         self._errors_before = sum(self.program.errors.values())
