@@ -183,3 +183,23 @@ def test_bad_input_stops_with_one_clear_message(code_dir, reward_dir, tmp_path):
     with pytest.raises(ConfigError, match="NetHack tasks only"):
         resolve(RunSpec(method="maestro", task="crafter:reward", steps=4096,
                         method_options={"reward_models": str(rewards), "code": str(code_dir)}))
+
+
+def test_each_episode_starts_with_a_fresh_skill_clock(code_dir, tmp_path):
+    code = tmp_path / "code"
+    generate_code(code, OracleLM(), skill_targets() + [training_target()])
+    (code / "policies/training.py").write_text(
+        "def select_skill(obs, memory):\n"
+        "    if obs['skill'] == '' and (obs['skill_turns'] != 0 or obs['skill_steps'] != 0 or len(memory) > 0):\n"
+        "        return 'descender'\n"
+        "    memory['calls'] = memory.get('calls', 0) + 1\n"
+        "    return 'discoverer'\n")
+    env = build_env(settings(code))
+    try:
+        for episode in range(2):
+            frames, stats = play(env, 6000, seed=episode)
+            assert stats is not None
+            assert SKILLS[int(np.argmax(frames[0]["skill"]))] == "discoverer", episode
+            assert stats["maestro_activations_descender"] == 0
+    finally:
+        env.close()
