@@ -21,8 +21,8 @@ class ServerProcess:
     def __init__(self, *args: str, port: int = 0, cache: str = ":memory:", timeout: float = 60.0,
                  cmd: list[str] | None = None):
         env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        self.cmd = cmd or [sys.executable, "-m", "llmexplore", "lm", "serve", "--port", str(port), "--cache", cache,
-                           *args]
+        self.cmd = cmd or [sys.executable, "-m", "llmexplore", "lm", "serve", "--port", str(port), "--cache",
+                           cache, *args]
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                      cwd=REPO)
         deadline = time.monotonic() + timeout
@@ -41,8 +41,8 @@ class ServerProcess:
 
     @classmethod
     def scripted(cls, replies: list[str], workdir: Path) -> "ServerProcess":
-        """A real HTTP server whose model answers with ``replies`` in order (``tests/helpers/scripted_lm.py``);
-        the prompts it received are in ``server.prompt_log`` (JSON lines)."""
+        """A real HTTP server whose model answers with ``replies`` in order (``tests/helpers/scripted_lm.py``;
+        the prompts it received are in ``server.prompt_log``, JSON lines)."""
         workdir.mkdir(parents=True, exist_ok=True)
         script, log = workdir / "replies.json", workdir / "prompts.jsonl"
         script.write_text(json.dumps(replies))

@@ -59,7 +59,9 @@ def main() -> None:
     server = LMServer(lm)
 
     def ready(port: int) -> None:
-        print(f"scripted lm: listening on http://{args.host}:{port}/v1 (model {server.model_name})", flush=True)
+        print(
+            f"scripted lm: listening on http://{args.host}:{port}/v1 (model {server.model_name})", flush=True
+        )
 
     serve_forever(server, args.host, args.port, ready)
 

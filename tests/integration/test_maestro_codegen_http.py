@@ -9,13 +9,23 @@ from llmexplore.lm.config import MEMORY_CACHE, LMConfig
 from llmexplore.methods.maestro.codegen import CodeGenerationError, generate_code, skill_targets
 from tests.helpers.lm_server import ServerProcess
 
-BAD = ("Sure.\n```python\ndef initiation(obs):\n    import os\n    return obs['nearby']['altar'] > 0\n```\n")
-GOOD = "```python\ndef initiation(obs):\n    return obs['nearby']['altar'] > 0 and obs['num_items'] > 0\n```\n"
+BAD = "Sure.\n```python\ndef initiation(obs):\n    import os\n    return obs['nearby']['altar'] > 0\n```\n"
+GOOD = (
+    "```python\ndef initiation(obs):\n    return obs['nearby']['altar'] > 0 and obs['num_items'] > 0\n```\n"
+)
 
 
 def _lm(server: ServerProcess):
-    return make_lm(LMConfig(backend="openai", base_url=server.base_url, model=server.model, cache=MEMORY_CACHE,
-                            max_retries=1, timeout_s=30))
+    return make_lm(
+        LMConfig(
+            backend="openai",
+            base_url=server.base_url,
+            model=server.model,
+            cache=MEMORY_CACHE,
+            max_retries=1,
+            timeout_s=30,
+        )
+    )
 
 
 def test_regeneration_round_over_http(tmp_path):

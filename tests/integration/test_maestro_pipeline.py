@@ -28,9 +28,25 @@ REPO = Path(__file__).resolve().parents[2]
 
 def pipeline(out: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHON=sys.executable)
-    return subprocess.run([str(REPO / "scripts/maestro_pipeline.sh"), "--out", str(out), "--pairs", "1000",
-                           "--epochs", "2", "--steps", "2048", *args], capture_output=True, text=True, env=env,
-                          timeout=600, cwd=REPO)
+    return subprocess.run(
+        [
+            str(REPO / "scripts/maestro_pipeline.sh"),
+            "--out",
+            str(out),
+            "--pairs",
+            "1000",
+            "--epochs",
+            "2",
+            "--steps",
+            "2048",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=REPO,
+    )
 
 
 @dataclass(frozen=True)
@@ -46,8 +62,14 @@ class StandInTask:
 @pytest.fixture
 def stand_in_tasks(monkeypatch):
     module = types.ModuleType(ZERO_SHOT_MODULE)
-    module.ZERO_SHOT_TASKS = {"descend-test": StandInTask("descend-test", "nethack:staircase", "navigation",
-                                                          "Go down the stairs to the second dungeon level.")}
+    module.ZERO_SHOT_TASKS = {
+        "descend-test": StandInTask(
+            "descend-test",
+            "nethack:staircase",
+            "navigation",
+            "Go down the stairs to the second dungeon level.",
+        )
+    }
     monkeypatch.setitem(sys.modules, ZERO_SHOT_MODULE, module)
     return module.ZERO_SHOT_TASKS
 
@@ -85,28 +107,73 @@ def test_maestro_pipeline_end_to_end(tmp_path, stand_in_tasks, capsys):
     from llmexplore.cli import main
 
     result_file = tmp_path / "eval.json"
-    assert main(["maestro", "evaluate", "--task", "descend-test", "--run", str(run), "--episodes", "3",
-                 "--out", str(result_file)]) == 0
+    assert (
+        main(
+            [
+                "maestro",
+                "evaluate",
+                "--task",
+                "descend-test",
+                "--run",
+                str(run),
+                "--episodes",
+                "3",
+                "--out",
+                str(result_file),
+            ]
+        )
+        == 0
+    )
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     saved = json.loads(result_file.read_text())
-    assert line["episodes"] == 3 and 0.0 <= line["success_rate"] <= 1.0 and line["env_task"] == "nethack:staircase"
+    assert (
+        line["episodes"] == 3
+        and 0.0 <= line["success_rate"] <= 1.0
+        and line["env_task"] == "nethack:staircase"
+    )
     assert saved["successes"] == sum(e["success"] for e in saved["episodes_detail"])
     assert (out / "code/policies/tasks/descend-test.py").is_file()  # written by the oracle from the goal text
     assert main(["maestro", "evaluate", "--task", "nowhere", "--run", str(run), "--episodes", "1"]) == 2
     assert "unknown zero-shot task 'nowhere'" in capsys.readouterr().err
 
     # errors stop at once, exit 2, one message naming the problem
-    bad = run_cli("run", "--method", "maestro", "--task", "nethack:score", "--steps", "2048", "--out",
-                  str(tmp_path / "bad"), "-o", f"reward_models={tmp_path / 'missing'}", "-o", f"code={out / 'code'}")
+    bad = run_cli(
+        "run",
+        "--method",
+        "maestro",
+        "--task",
+        "nethack:score",
+        "--steps",
+        "2048",
+        "--out",
+        str(tmp_path / "bad"),
+        "-o",
+        f"reward_models={tmp_path / 'missing'}",
+        "-o",
+        f"code={out / 'code'}",
+    )
     assert bad.returncode == 2 and "no reward model for skill 'discoverer'" in bad.stderr
     assert "Traceback" not in bad.stderr
     bad = run_cli("maestro", "generate", "--out", str(tmp_path / "c"), "--skills", "discoverer,necromancer")
     assert bad.returncode == 2 and "unknown skill 'necromancer'" in bad.stderr
     refused = "```python\ndef initiation(obs):\n    return obs['altar'] > 0\n```"
     with ServerProcess.scripted([refused], tmp_path / "server") as server:
-        bad = run_cli("maestro", "generate", "--out", str(tmp_path / "c"), "--skills", "worshipper",
-                      "--backend", "openai", "--base-url", server.base_url, "--model", server.model,
-                      "--cache", ":memory:")
+        bad = run_cli(
+            "maestro",
+            "generate",
+            "--out",
+            str(tmp_path / "c"),
+            "--skills",
+            "worshipper",
+            "--backend",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            server.model,
+            "--cache",
+            ":memory:",
+        )
     assert bad.returncode == 2 and "refused twice" in bad.stderr and "obs has no field 'altar'" in bad.stderr
     assert "rejected/skills/worshipper/initiation.attempt2.py" in bad.stderr
     assert (tmp_path / "c/rejected/skills/worshipper/initiation.attempt2.py").is_file()

@@ -58,7 +58,9 @@ def step_rate(env, steps: int, seed: int = 0) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=20_000)
     parser.add_argument("--steps", type=int, default=3_000)
     parser.add_argument("--repeats", type=int, default=5)
@@ -73,7 +75,9 @@ def main() -> None:
         exec(compile(source, str(path), "exec"), plain)
         for spec in specs:
             inputs = probe_inputs(spec)
-            boxed = median(lambda: per_call_us(lambda *a: code.call(spec.name, *a), inputs, args.calls), args.repeats)
+            boxed = median(
+                lambda: per_call_us(lambda *a: code.call(spec.name, *a), inputs, args.calls), args.repeats
+            )
             raw = median(lambda: per_call_us(plain[spec.name], inputs, args.calls), args.repeats)
             name = f"{path.relative_to(REFERENCE_DIR)}:{spec.name}"
             print(f"  {name:52s} {boxed:7.2f} us  plain {raw:6.2f} us  x{boxed / raw:5.1f}")
@@ -82,9 +86,18 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         generate_code(tmp, OracleLM(), skill_targets() + [training_target()])
-        base = RunSettings(task="nethack:score", method="none", seed=0, run_dir=tmp, ext_coef=1.0, int_coef=0.0)
-        maestro = RunSettings(task="nethack:score", method="maestro", seed=0, run_dir=tmp, ext_coef=0.0,
-                              int_coef=0.1, method_options={"reward_models": "unused", "code": tmp})
+        base = RunSettings(
+            task="nethack:score", method="none", seed=0, run_dir=tmp, ext_coef=1.0, int_coef=0.0
+        )
+        maestro = RunSettings(
+            task="nethack:score",
+            method="maestro",
+            seed=0,
+            run_dir=tmp,
+            ext_coef=0.0,
+            int_coef=0.1,
+            method_options={"reward_models": "unused", "code": tmp},
+        )
         for label, settings in (("none", base), ("maestro", maestro)):
             env = build_env(settings)
             try:

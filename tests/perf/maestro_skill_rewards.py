@@ -59,7 +59,9 @@ def build_artifacts(out: Path, args: argparse.Namespace) -> tuple[Path, Path]:
         folder = rewards / skill
         if not (folder / MANIFEST_FILE).exists():
             report = annotate_from_config(dataset, LMConfig(), goal=skill, version="default")
-            options = RewardTrainingOptions(lr=args.rm_lr, batch_size=args.rm_batch_size, epochs=args.rm_epochs)
+            options = RewardTrainingOptions(
+                lr=args.rm_lr, batch_size=args.rm_batch_size, epochs=args.rm_epochs
+            )
             train_reward_model(dataset, Path(report.labels_file).stem, folder, options)
         manifest = json.loads((folder / MANIFEST_FILE).read_text())
         print(f"reward model {skill:10s}: held-out non-tie accuracy {manifest['final']['val_accuracy']:.3f}")
@@ -75,12 +77,18 @@ def learner_windows(run_dir: Path, steps: int, window: float) -> dict[str, dict[
     out: dict[str, dict[str, dict[str, float]]] = {}
     for skill in SKILLS:
         out[skill] = {}
-        for name, keep in (("start", lambda s: s <= window * steps), ("end", lambda s: s >= (1 - window) * steps)):
+        for name, keep in (
+            ("start", lambda s: s <= window * steps),
+            ("end", lambda s: s >= (1 - window) * steps),
+        ):
             picked = [r for r in rows if keep(r["env_steps"])]
             values: dict[str, float] = {"share": _mean([r[f"maestro_share_{skill}"] for r in picked])}
             for key in ("reward", "rhat"):
-                weighted = [(r[f"maestro_{key}_{skill}"], r[f"maestro_share_{skill}"]) for r in picked
-                            if f"maestro_{key}_{skill}" in r]
+                weighted = [
+                    (r[f"maestro_{key}_{skill}"], r[f"maestro_share_{skill}"])
+                    for r in picked
+                    if f"maestro_{key}_{skill}" in r
+                ]
                 total = sum(w for _, w in weighted)
                 values[key] = sum(v * w for v, w in weighted) / total if total else float("nan")
             out[skill][name] = values
@@ -139,10 +147,14 @@ def evaluate(run_dir: Path, initial: bool, episodes: int, seed: int) -> dict[str
     for name in SKILLS:
         s = sums[name]
         live = s["live"] or float("nan")
-        out[name] = {"steps": s["steps"] / episodes, "r_int_per_step": s["r_int"] / live,
-                     "r_hat_per_step": s["r_hat"] / live, "activations": len(per_activation[name]) / episodes,
-                     "r_int_per_activation": _mean(per_activation[name]),
-                     "terminations": s["terminations"] / episodes}
+        out[name] = {
+            "steps": s["steps"] / episodes,
+            "r_int_per_step": s["r_int"] / live,
+            "r_hat_per_step": s["r_hat"] / live,
+            "activations": len(per_activation[name]) / episodes,
+            "r_int_per_activation": _mean(per_activation[name]),
+            "terminations": s["terminations"] / episodes,
+        }
     out["episode"] = {"length": _mean(lengths), "intrinsic_return": _mean(returns)}
     return out
 
@@ -152,13 +164,17 @@ def fmt(value: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", required=True, help="work folder (reused by a rerun)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     parser.add_argument("--steps", type=int, default=300_000, help="env steps per training run")
     parser.add_argument("--task", default="nethack:score")
     parser.add_argument("--episodes", type=int, default=8, help="evaluation episodes per policy")
-    parser.add_argument("--window", type=float, default=0.2, help="share of the budget that is 'start' / 'end'")
+    parser.add_argument(
+        "--window", type=float, default=0.2, help="share of the budget that is 'start' / 'end'"
+    )
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--rm-lr", type=float, default=3e-4)
     parser.add_argument("--rm-batch-size", type=int, default=1024)
@@ -176,31 +192,59 @@ def main() -> None:
     for seed in args.seeds:
         run_dir = out / "runs" / args.label / f"seed{seed}"
         began = time.perf_counter()
-        record = run_cell(RunSpec(method="maestro", task=args.task, seed=seed, steps=args.steps, ext_coef=0.0,
-                                  method_options=options), run_dir, quiet=True)
+        record = run_cell(
+            RunSpec(
+                method="maestro",
+                task=args.task,
+                seed=seed,
+                steps=args.steps,
+                ext_coef=0.0,
+                method_options=options,
+            ),
+            run_dir,
+            quiet=True,
+        )
         trained = time.perf_counter() - began
         learner = learner_windows(run_dir, args.steps, args.window)
-        start, end = evaluate(run_dir, True, args.episodes, seed), evaluate(run_dir, False, args.episodes, seed)
-        report[seed] = {"learner": learner, "eval_start": start, "eval_end": end,
-                        "steps_per_second": record.steps_per_second}
-        print(f"\n== seed {seed}: {record.env_steps} env steps at {record.steps_per_second:,.0f}/s "
-              f"(train {trained:.0f}s, total {time.perf_counter() - began:.0f}s)")
-        print(f"   episodes (eval, {args.episodes} each): length {start['episode']['length']:.0f} -> "
-              f"{end['episode']['length']:.0f}, intrinsic return {start['episode']['intrinsic_return']:.3f} -> "
-              f"{end['episode']['intrinsic_return']:.3f}")
-        print("   skill       | learner r_int/step  r_hat/step   share  | eval r_int/step  r_int/activation  "
-              "r_hat/step   activations  terminations  steps")
+        start, end = (
+            evaluate(run_dir, True, args.episodes, seed),
+            evaluate(run_dir, False, args.episodes, seed),
+        )
+        report[seed] = {
+            "learner": learner,
+            "eval_start": start,
+            "eval_end": end,
+            "steps_per_second": record.steps_per_second,
+        }
+        print(
+            f"\n== seed {seed}: {record.env_steps} env steps at {record.steps_per_second:,.0f}/s "
+            f"(train {trained:.0f}s, total {time.perf_counter() - began:.0f}s)"
+        )
+        print(
+            f"   episodes (eval, {args.episodes} each): length {start['episode']['length']:.0f} -> "
+            f"{end['episode']['length']:.0f}, intrinsic return {start['episode']['intrinsic_return']:.3f} -> "
+            f"{end['episode']['intrinsic_return']:.3f}"
+        )
+        print(
+            "   skill       | learner r_int/step  r_hat/step   share  | eval r_int/step  r_int/activation  "
+            "r_hat/step   activations  terminations  steps"
+        )
         for skill in SKILLS:
             a, b = learner[skill]["start"], learner[skill]["end"]
             s, e = start[skill], end[skill]
-            print(f"   {skill:11s} | {fmt(a['reward'])}>{fmt(b['reward'])} {fmt(a['rhat'])}>{fmt(b['rhat'])} "
-                  f"{a['share']:.2f}>{b['share']:.2f} | {fmt(s['r_int_per_step'])}>{fmt(e['r_int_per_step'])} "
-                  f"{fmt(s['r_int_per_activation'])}>{fmt(e['r_int_per_activation'])} "
-                  f"{fmt(s['r_hat_per_step'])}>{fmt(e['r_hat_per_step'])} "
-                  f"{s['activations']:5.1f}>{e['activations']:5.1f} {s['terminations']:5.1f}>{e['terminations']:5.1f} "
-                  f"{s['steps']:6.0f}>{e['steps']:6.0f}", flush=True)
-    (out / f"report-{args.label}.json").write_text(json.dumps({"args": vars(args), "seeds": report}, indent=1,
-                                                               default=float))
+            print(
+                f"   {skill:11s} | {fmt(a['reward'])}>{fmt(b['reward'])} {fmt(a['rhat'])}>{fmt(b['rhat'])} "
+                f"{a['share']:.2f}>{b['share']:.2f} | {fmt(s['r_int_per_step'])}>{fmt(e['r_int_per_step'])} "
+                f"{fmt(s['r_int_per_activation'])}>{fmt(e['r_int_per_activation'])} "
+                f"{fmt(s['r_hat_per_step'])}>{fmt(e['r_hat_per_step'])} "
+                f"{s['activations']:5.1f}>{e['activations']:5.1f} "
+                f"{s['terminations']:5.1f}>{e['terminations']:5.1f} "
+                f"{s['steps']:6.0f}>{e['steps']:6.0f}",
+                flush=True,
+            )
+    (out / f"report-{args.label}.json").write_text(
+        json.dumps({"args": vars(args), "seeds": report}, indent=1, default=float)
+    )
     print(f"\nreport: {out / f'report-{args.label}.json'}; {time.perf_counter() - started:.0f}s in all")
 
 

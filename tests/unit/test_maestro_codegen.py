@@ -8,8 +8,14 @@ import json
 import pytest
 
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.methods.maestro.codegen import (MANIFEST, CodeGenerationError, generate_code, skill_targets,
-                                                task_target, training_target)
+from llmexplore.methods.maestro.codegen import (
+    MANIFEST,
+    CodeGenerationError,
+    generate_code,
+    skill_targets,
+    task_target,
+    training_target,
+)
 from llmexplore.methods.maestro.program import SkillProgram
 from llmexplore.methods.maestro.skills import SKILLS
 from tests.helpers.scripted_lm import ScriptedLM
@@ -40,7 +46,9 @@ def test_a_refusal_is_fed_back_once(tmp_path):
     assert "obs has no field 'dlvl'" in prompts[1]
     rejected = tmp_path / entry["rejected"][0]["file"]
     assert rejected.read_text().startswith("# REFUSED: line 2: obs has no field 'dlvl'")
-    assert (tmp_path / "policies/tasks/descend.py").read_text() == GOOD.split("\n", 1)[1].rsplit("```", 1)[0].rstrip("\n") + "\n"
+    assert (tmp_path / "policies/tasks/descend.py").read_text() == GOOD.split("\n", 1)[1].rsplit("```", 1)[
+        0
+    ].rstrip("\n") + "\n"
 
 
 def test_two_refusals_stop_with_the_reason_and_where_the_code_is(tmp_path):
@@ -71,7 +79,13 @@ def test_rerun_keeps_accepted_files_and_redoes_edited_ones(tmp_path):
 
 
 def test_unknown_tasks_get_a_fallback_picked_by_key_words(tmp_path):
-    generate_code(tmp_path, OracleLM(), [task_target("stairs", "Find the staircase down and go deeper."),
-                                        task_target("sell", "Sell something to a shopkeeper.")])
+    generate_code(
+        tmp_path,
+        OracleLM(),
+        [
+            task_target("stairs", "Find the staircase down and go deeper."),
+            task_target("sell", "Sell something to a shopkeeper."),
+        ],
+    )
     assert "stairs_down" in (tmp_path / "policies/tasks/stairs.py").read_text()
     assert "merchant" in (tmp_path / "policies/tasks/sell.py").read_text()

@@ -9,16 +9,29 @@ import pytest
 from nle import nethack
 
 from llmexplore.envs.nethack.adapter import NetHackEnv
-from llmexplore.methods.maestro.interface import (BLSTAT_NAMES, FEATURE_NAMES, FIELD_DOCS, OBS_FIELDS,
-                                                  EpisodeCounters, example_obs, feature_counts, game_view)
+from llmexplore.methods.maestro.interface import (
+    BLSTAT_NAMES,
+    FEATURE_NAMES,
+    FIELD_DOCS,
+    OBS_FIELDS,
+    EpisodeCounters,
+    example_obs,
+    feature_counts,
+    game_view,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_blstat_names_follow_nle():
     assert len(BLSTAT_NAMES) == nethack.NLE_BLSTATS_SIZE
-    for name, index in [("depth", nethack.NLE_BL_DEPTH), ("gold", nethack.NLE_BL_GOLD), ("time", nethack.NLE_BL_TIME),
-                        ("dungeon_number", nethack.NLE_BL_DNUM), ("experience_level", nethack.NLE_BL_XP)]:
+    for name, index in [
+        ("depth", nethack.NLE_BL_DEPTH),
+        ("gold", nethack.NLE_BL_GOLD),
+        ("time", nethack.NLE_BL_TIME),
+        ("dungeon_number", nethack.NLE_BL_DNUM),
+        ("experience_level", nethack.NLE_BL_XP),
+    ]:
         assert BLSTAT_NAMES[index] == name
 
 
@@ -43,8 +56,12 @@ def test_view_of_a_real_game():
         env.close()
     assert view["depth"] == 1 and view["branch"] == "main" and view["time"] >= 1
     assert "welcome to NetHack" in view["message"]
-    assert view["num_items"] == len(view["inventory"]) > 0 and all(isinstance(i, str) for i in view["inventory"])
-    assert view["features"]["pets"] == 1 and view["nearby"]["pets"] == 1  # the starting pet is next to the agent
+    assert view["num_items"] == len(view["inventory"]) > 0 and all(
+        isinstance(i, str) for i in view["inventory"]
+    )
+    assert (
+        view["features"]["pets"] == 1 and view["nearby"]["pets"] == 1
+    )  # the starting pet is next to the agent
     assert all(isinstance(v, (int, str, tuple, dict)) for v in view.values())  # plain values only
 
 
@@ -55,8 +72,14 @@ def test_counters_follow_messages():
     counters.update(example_obs(message="You kill the newt!  You kill the jackal!"), stepped=True)
     counters.update(example_obs(message="You sold a dagger for 2 gold pieces.", depth=3), stepped=True)
     counters.update(example_obs(message="There is a black flash as the ring hits the altar."), stepped=True)
-    assert counters.values == {"episode_steps": 3, "kills": 2, "items_sold": 1, "altar_tests": 1, "max_depth": 3,
-                               "max_experience_level": 1}
+    assert counters.values == {
+        "episode_steps": 3,
+        "kills": 2,
+        "items_sold": 1,
+        "altar_tests": 1,
+        "max_depth": 3,
+        "max_experience_level": 1,
+    }
 
 
 def test_example_obs_has_every_documented_field_and_refuses_unknown_ones():

@@ -23,10 +23,12 @@ from llmexplore.methods.maestro.skills import SKILLS
 from tests.unit.test_motif_method import make_reward_model_dir
 
 SWITCHING_TERMINATION = "def termination(obs):\n    return obs['skill_steps'] >= 3\n"
-ALTERNATING_POLICY = ("def select_skill(obs, memory):\n"
-                      "    if obs['skill'] == 'discoverer' and 'descender' in obs['available']:\n"
-                      "        return 'descender'\n"
-                      "    return 'discoverer'\n")
+ALTERNATING_POLICY = (
+    "def select_skill(obs, memory):\n"
+    "    if obs['skill'] == 'discoverer' and 'descender' in obs['available']:\n"
+    "        return 'descender'\n"
+    "    return 'discoverer'\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +46,17 @@ def reward_dir(tmp_path_factory) -> tuple[Path, dict[str, dict[str, float]]]:
 
 
 def settings(code: Path, rewards: Path | str = "unused", **options) -> RunSettings:
-    return RunSettings(task="nethack:score", method="maestro", seed=3, run_dir=".", ext_coef=0.0, int_coef=0.1,
-                       method_options={"reward_models": str(rewards), "code": str(code), **options},
-                       encoder="nethack", policy_keys=("skill",))
+    return RunSettings(
+        task="nethack:score",
+        method="maestro",
+        seed=3,
+        run_dir=".",
+        ext_coef=0.0,
+        int_coef=0.1,
+        method_options={"reward_models": str(rewards), "code": str(code), **options},
+        encoder="nethack",
+        policy_keys=("skill",),
+    )
 
 
 def play(env, steps: int, seed: int = 0):
@@ -106,8 +116,11 @@ def make_batch(skills: list[list[str]], messages: list[list[str]], dones: list[l
     msg = torch.from_numpy(np.stack([[encode_message(m) for m in row] for row in messages]))
     counts = torch.ones(msg.shape[0], msg.shape[1], 1)
     d = torch.tensor(dones, dtype=torch.float32)
-    return RewardBatch(obs={"message": msg, "skill": onehot, EPISODIC_MESSAGE_COUNT_KEY: counts},
-                       actions=torch.zeros_like(d), dones=d)
+    return RewardBatch(
+        obs={"message": msg, "skill": onehot, EPISODIC_MESSAGE_COUNT_KEY: counts},
+        actions=torch.zeros_like(d),
+        dones=d,
+    )
 
 
 def make_method(code: Path, rewards: Path, **options):
@@ -134,17 +147,23 @@ def test_each_transition_is_scored_by_the_model_of_the_skill_that_acted(code_dir
     kept, _, _ = thresholded.scored(make_batch(skills, messages, [[0, 0, 0]]))
     assert kept[0].tolist() == pytest.approx([v if v > 0 else 0.0 for v in raw], abs=1e-5)
     assert any(v <= 0 for v in raw) and any(v > 0 for v in raw)
-    published = make_method(code_dir, rewards, eps_quantile=0.25, eps_floor=None)  # eps = -0.5: pays negatives
+    published = make_method(
+        code_dir, rewards, eps_quantile=0.25, eps_floor=None
+    )  # eps = -0.5: pays negatives
     paid, _, _ = published.scored(make_batch(skills, messages, [[0, 0, 0]]))
     assert paid[0].tolist() == pytest.approx([v if v > -0.5 else 0.0 for v in raw], abs=1e-5)
-    floored = make_method(code_dir, rewards, eps_quantile=0.25)  # the default floor: only above-average messages
+    floored = make_method(
+        code_dir, rewards, eps_quantile=0.25
+    )  # the default floor: only above-average messages
     paid, _, _ = floored.scored(make_batch(skills, messages, [[0, 0, 0]]))
     assert paid[0].tolist() == pytest.approx([v if v > 0 else 0.0 for v in raw], abs=1e-5)
     r = method.reward(make_batch(skills, messages, [[0, 1, 0]]))
     assert r[0, 1] == 0  # the step that ended the episode
     metrics = method.metrics()
     assert metrics["maestro_share_merchant"] == pytest.approx(0.5)  # live steps: discoverer, merchant
-    assert metrics["maestro_rhat_discoverer"] == pytest.approx(z["discoverer"]["You kill the newt!"], abs=1e-5)
+    assert metrics["maestro_rhat_discoverer"] == pytest.approx(
+        z["discoverer"]["You kill the newt!"], abs=1e-5
+    )
     assert "maestro_reward_descender" not in metrics and method.metrics() == {}
 
 
@@ -165,24 +184,44 @@ def test_bad_input_stops_with_one_clear_message(code_dir, reward_dir, tmp_path):
 
     with pytest.raises(ConfigError, match="unknown skill 'wizard'"):
         parse_options(cls, {"reward_models": str(rewards), "code": str(code_dir), "skills": ["wizard"]})
-    spec = RunSpec(method="maestro", task="nethack:score", steps=4096,
-                   method_options={"reward_models": str(tmp_path / "none"), "code": str(code_dir)})
+    spec = RunSpec(
+        method="maestro",
+        task="nethack:score",
+        steps=4096,
+        method_options={"reward_models": str(tmp_path / "none"), "code": str(code_dir)},
+    )
     with pytest.raises(ConfigError, match="no reward model for skill 'discoverer'"):
         resolve(spec)
-    spec = RunSpec(method="maestro", task="nethack:score", steps=4096,
-                   method_options={"reward_models": str(rewards), "code": str(tmp_path / "nocode")})
+    spec = RunSpec(
+        method="maestro",
+        task="nethack:score",
+        steps=4096,
+        method_options={"reward_models": str(rewards), "code": str(tmp_path / "nocode")},
+    )
     with pytest.raises(ConfigError, match="code folder .*nocode does not exist"):
         resolve(spec)
     bad = tmp_path / "bad"
     generate_code(bad, OracleLM(), skill_targets() + [training_target()])
-    (bad / "skills/descender/termination.py").write_text("import os\ndef termination(obs):\n    return True\n")
-    spec = RunSpec(method="maestro", task="nethack:score", steps=4096,
-                   method_options={"reward_models": str(rewards), "code": str(bad)})
+    (bad / "skills/descender/termination.py").write_text(
+        "import os\ndef termination(obs):\n    return True\n"
+    )
+    spec = RunSpec(
+        method="maestro",
+        task="nethack:score",
+        steps=4096,
+        method_options={"reward_models": str(rewards), "code": str(bad)},
+    )
     with pytest.raises(ConfigError, match="termination.py does not pass validation: line 1: imports"):
         resolve(spec)
     with pytest.raises(ConfigError, match="NetHack tasks only"):
-        resolve(RunSpec(method="maestro", task="crafter:reward", steps=4096,
-                        method_options={"reward_models": str(rewards), "code": str(code_dir)}))
+        resolve(
+            RunSpec(
+                method="maestro",
+                task="crafter:reward",
+                steps=4096,
+                method_options={"reward_models": str(rewards), "code": str(code_dir)},
+            )
+        )
 
 
 def test_each_episode_starts_with_a_fresh_skill_clock(code_dir, tmp_path):
@@ -190,10 +229,12 @@ def test_each_episode_starts_with_a_fresh_skill_clock(code_dir, tmp_path):
     generate_code(code, OracleLM(), skill_targets() + [training_target()])
     (code / "policies/training.py").write_text(
         "def select_skill(obs, memory):\n"
-        "    if obs['skill'] == '' and (obs['skill_turns'] != 0 or obs['skill_steps'] != 0 or len(memory) > 0):\n"
+        "    stale = obs['skill_turns'] != 0 or obs['skill_steps'] != 0 or len(memory) > 0\n"
+        "    if obs['skill'] == '' and stale:\n"
         "        return 'descender'\n"
         "    memory['calls'] = memory.get('calls', 0) + 1\n"
-        "    return 'discoverer'\n")
+        "    return 'discoverer'\n"
+    )
     env = build_env(settings(code))
     try:
         for episode in range(2):

@@ -17,7 +17,7 @@ import pytest
 
 from llmexplore.methods.maestro.checking import check_code
 from llmexplore.methods.maestro.interface import example_obs
-from llmexplore.methods.maestro.sandbox import CodeFailed, CodeRejected, SandboxedCode, validate
+from llmexplore.methods.maestro.sandbox import CodeFailed, CodeRejected, Limits, SandboxedCode, validate
 from llmexplore.methods.maestro.skills import INITIATION, POLICY, TERMINATION
 
 M = "{marker}"  # replaced by the test's marker path
@@ -71,7 +71,11 @@ HOSTILE = [
     ("big-int-str", "return len(str(10 ** 5000)) > 0", "bits"),
     ("sum-lists", "return len(sum([[1] * 1000] * 1000, [])) > 0", "sum() only adds numbers"),
     ("sorted-huge", "return sorted(range(10**6))[0] == 0", "items"),
-    ("nested-comprehension", "return [x for a in range(3000) for b in range(3000) for x in ()] == []", "budget"),
+    (
+        "nested-comprehension",
+        "return [x for a in range(3000) for b in range(3000) for x in ()] == []",
+        "budget",
+    ),
     ("recursion", "return initiation(obs)", "recursion is not allowed"),
     ("lambda", "f = lambda: 0\nreturn True", "lambda is not allowed"),
     ("lambda-call", "return (lambda: True)()", "lambda is not allowed"),
@@ -98,9 +102,16 @@ HOSTILE_MODULES = [
     ("top-level-call", f"open('{M}', 'w')\ndef initiation(obs):\n    return True", "top level"),
     ("top-level-mutable", "CACHE = []\ndef initiation(obs):\n    return True", "must be a constant"),
     ("param-annotation", f"def initiation(obs: open('{M}', 'w')) -> bool:\n    return True", "name 'open'"),
-    ("default-arg", f"def initiation(obs, f=open('{M}', 'w')):\n    return True", "plain positional parameters"),
-    ("mutual-recursion", "def initiation(obs):\n    return helper(obs)\ndef helper(o):\n    return initiation(o)",
-     "recursion is not allowed (initiation -> helper -> initiation)"),
+    (
+        "default-arg",
+        f"def initiation(obs, f=open('{M}', 'w')):\n    return True",
+        "plain positional parameters",
+    ),
+    (
+        "mutual-recursion",
+        "def initiation(obs):\n    return helper(obs)\ndef helper(o):\n    return initiation(o)",
+        "recursion is not allowed (initiation -> helper -> initiation)",
+    ),
     ("shadow-builtin", "def len(x):\n    return 0\ndef initiation(obs):\n    return True", "builtin"),
     ("deep-nesting", "def initiation(obs):\n    return " + "(" * 400 + "1" + ")" * 400, "syntax error"),
     ("too-long", "def initiation(obs):\n    return True\n" + "# padding\n" * 3000, "characters long"),
@@ -128,11 +139,11 @@ def test_the_battery_is_large():
 def test_hostile_code_is_refused_with_a_reason_and_never_runs(tmp_path, source, reason):
     marker = tmp_path / "marker"
     source = source.replace(M, str(marker))
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(CodeRejected) as info:
         check_code(source, (INITIATION,))
     assert reason in info.value.reason, info.value.reason
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
     assert not marker.exists()
 
 
@@ -148,16 +159,26 @@ def test_control_the_file_writing_snippets_are_live_in_plain_python(tmp_path, na
 
 
 def test_failures_at_run_time_name_the_function_and_the_reason():
-    code = SandboxedCode(_module("n = 0\nwhile n >= 0:\n    n = n + 1\nreturn True"), (INITIATION,))
-    started = time.perf_counter()
+    endless = _module("n = 0\nwhile n >= 0:\n    n = n + 1\nreturn True")
+    code = SandboxedCode(endless, (INITIATION,), Limits(time_limit_s=60.0))  # the step limit alone
+    started = time.process_time()
     with pytest.raises(CodeFailed) as info:
         code.call("initiation", example_obs())
     assert info.value.function == "initiation" and "more than 20000 steps" in info.value.reason
-    assert time.perf_counter() - started < 1.0
-    slow = SandboxedCode(_module("n = 0\nwhile n >= 0:\n    n = n + len(sorted(range(50000)))\nreturn True"),
-                         (INITIATION,))
-    with pytest.raises(CodeFailed, match="ms"):
+    assert time.process_time() - started < 5.0
+    # the wall-time limit stops a call whose steps are each slow, before the step or allocation limits
+    limits = Limits(time_limit_s=0.01, max_ticks=10**9, max_alloc=10**12)
+    sorting = _module("n = 0\nwhile n >= 0:\n    n = n + len(sorted(range(50000)))\nreturn True")
+    slow = SandboxedCode(sorting, (INITIATION,), limits)
+    started = time.process_time()
+    with pytest.raises(CodeFailed) as info:
         slow.call("initiation", example_obs())
+    assert "used its budget: more than 10 ms" in info.value.reason
+    assert time.process_time() - started < 5.0
+    # and the allocation limit one that builds too much in total
+    hungry = SandboxedCode(sorting, (INITIATION,), Limits(time_limit_s=60.0, max_ticks=10**9))
+    with pytest.raises(CodeFailed, match="more than 1000000 items allocated in one call"):
+        hungry.call("initiation", example_obs())
 
 
 def test_subtle_errors_of_plausible_code_are_named():

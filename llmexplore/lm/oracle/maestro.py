@@ -36,7 +36,8 @@ def reference_file(kind: str, target: str, description: str = "") -> Path:
     elif kind == "task":
         path = REFERENCE_DIR / "policies" / "tasks" / f"{target}.py"
         if not path.is_file():
-            name = next((fallback for pattern, fallback in FALLBACKS if pattern.search(description)), "explore")
+            match = (fallback for pattern, fallback in FALLBACKS if pattern.search(description))
+            name = next(match, "explore")
             path = REFERENCE_DIR / "policies" / "fallback" / f"{name}.py"
     else:
         raise OracleError(f"the oracle cannot write code for a {kind!r}")
@@ -63,9 +64,11 @@ def reference_function(path: str, function: str) -> str:
 def code_answer(fields: dict[str, str]) -> str:
     match = _SIGNATURE.match(fields.get("signature", ""))
     if match is None:
-        raise OracleError(f"cannot read the requested function from the signature {fields.get('signature')!r}")
+        raise OracleError(f"cannot read the requested function from the signature "
+                          f"{fields.get('signature')!r}")
     function = match.group(1)
     path = reference_file(fields["kind"], fields["target"], fields.get("description", ""))
     code = reference_function(str(path), function)
     what = f"the {fields['kind']} {fields['target']}"
-    return f"Here is {function} for {what}, using only the documented fields of obs.\n\n```python\n{code}```\n"
+    return (f"Here is {function} for {what}, using only the documented fields of obs.\n\n"
+            f"```python\n{code}```\n")

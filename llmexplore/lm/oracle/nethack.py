@@ -57,7 +57,8 @@ EVENTS: dict[str, tuple[str, str]] = {
     "pray": (r"\byou begin praying\b|\byou finish your prayer\b", "the player prayed"),
     "shop": (r"\bwelcome to\b.*\b(?:store|shop|emporium|delicatessen|boutique|outlet|bookstore|bazaar|"
              r"liquor|lighting|hardware|antiques?)\b|\bshopkeeper\b", "the player is at a shop"),
-    "sell": (r"\boffers? \d+ gold pieces?\b|\byou sold\b|\bsell it\?", "the player is selling to a shopkeeper"),
+    "sell": (r"\boffers? \d+ gold pieces?\b|\byou sold\b|\bsell it\?",
+             "the player is selling to a shopkeeper"),
     "buy": (r"\bzorkmids?\b|\bunpaid\b|\byou bought\b", "the player is dealing with a shopkeeper's prices"),
     "shop_trouble": (r"\byou owe\b|\byou stole\b|\bthief\b|\bkops?\b|\busage fee\b",
                      "the player is in trouble with a shopkeeper"),
@@ -118,8 +119,8 @@ WEIGHTS: dict[str, dict[str, float]] = {
     "discoverer": {"death": -5, "kill": 3, "level_up": 3, "hit_monster": 1.5, "miss_monster": 0.5, "gold": 3,
                    "new_item": 3, "see_item": 1.5, "discovery": 2, "altar": 0.5, "descend": -4, "ascend": -4,
                    "hurt": -1, "hunger": -1, "blocked": -0.5, "useless": -0.5},
-    "descender": {"death": -5, "descend": 6, "stairs_down": 5, "ascend": -5, "stairs_up": -1, "discovery": 0.5,
-                  "hurt": -0.5, "hunger": -0.5, "blocked": -1, "useless": -0.5},
+    "descender": {"death": -5, "descend": 6, "stairs_down": 5, "ascend": -5, "stairs_up": -1,
+                  "discovery": 0.5, "hurt": -0.5, "hunger": -0.5, "blocked": -1, "useless": -0.5},
     "ascender": {"death": -5, "ascend": 6, "stairs_up": 5, "descend": -5, "stairs_down": -1, "discovery": 0.5,
                  "hurt": -0.5, "hunger": -0.5, "blocked": -1, "useless": -0.5},
     "worshipper": {"death": -5, "altar": 4, "buc_test": 6, "god_anger": -5, "pray": -2, "see_item": 0.5,
@@ -134,14 +135,14 @@ GOAL_SUMMARY = {
     "combat": "the aim here is fighting, so attacks and kills count most",
     "gold": "the aim here is gold, so anything that yields gold counts most",
     "stairs": "the aim here is to go down, so staircases and descending count most",
-    "discoverer": "this player should make the most of the current level, so fights, gold, items and new places "
-                  "count, and changing level is unwanted",
-    "descender": "this player should go deeper at once, so staircases down and descending count, and going up is "
-                 "unwanted",
-    "ascender": "this player should climb to a shallower level, so staircases up and climbing count, and going down "
-                "is unwanted",
-    "worshipper": "this player should use an altar to learn whether items are blessed or cursed, and must not anger "
-                  "the god",
+    "discoverer": "this player should make the most of the current level, so fights, gold, items and new "
+                  "places count, and changing level is unwanted",
+    "descender": "this player should go deeper at once, so staircases down and descending count, and going "
+                 "up is unwanted",
+    "ascender": "this player should climb to a shallower level, so staircases up and climbing count, and "
+                "going down is unwanted",
+    "worshipper": "this player should use an altar to learn whether items are blessed or cursed, and must "
+                  "not anger the god",
     "merchant": "this player should trade with shopkeepers, selling and buying, and must not steal",
 }
 

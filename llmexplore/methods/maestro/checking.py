@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from llmexplore.methods.maestro.interface import probe_observations
-from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec, Limits,
-                                                SandboxedCode)
+from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
+                                                Limits, SandboxedCode)
+
 
 #: the skills offered to a policy on a probe state that names none
 _PROBE_AVAILABLE = ("discoverer", "descender", "ascender")
@@ -56,7 +57,8 @@ def check_code(source: str, specs: Sequence[FunctionSpec], limits: Limits = DEFA
             try:
                 value = code.call(spec.name, *args)
             except CodeFailed as exc:
-                raise CodeRejected(f"'{spec.name}' failed on a probe state ({_summary(args[0])}): {exc.reason}") from None
+                where = _summary(args[0])
+                raise CodeRejected(f"'{spec.name}' failed on a probe state ({where}): {exc.reason}") from None
             check_result(spec, value, args[0])
     return code
 
@@ -64,4 +66,3 @@ def check_code(source: str, specs: Sequence[FunctionSpec], limits: Limits = DEFA
 def _summary(obs: dict[str, Any]) -> str:
     return (f"depth {obs['depth']}, branch {obs['branch']}, skill {obs['skill']!r}, "
             f"message {obs['message']!r}")
-

@@ -27,20 +27,24 @@ def _generate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", required=True, help="code folder (created; rerunning keeps what passed)")
     p.add_argument("--skills", default=",".join(SKILLS), help="comma-separated skills (default: all five)")
     p.add_argument("--tasks", default="none",
-                   help="policies over skills for zero-shot tasks too: none (default), all, or a comma-separated list")
+                   help="policies over skills for zero-shot tasks too: none (default), all, or a "
+                        "comma-separated list")
     add_lm_arguments(p)
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.lm.backends import make_lm
         from llmexplore.lm.commands import lm_config_from_args
-        from llmexplore.methods.maestro.codegen import generate_code, skill_targets, task_target, training_target
+        from llmexplore.methods.maestro.codegen import (generate_code, skill_targets, task_target,
+                                                        training_target)
         from llmexplore.methods.maestro.tasks import get_zero_shot_task, zero_shot_tasks
 
         skills = _skills_arg(args.skills)
         config = lm_config_from_args(args)
         targets = skill_targets(skills) + [training_target(skills)]
-        names = [] if args.tasks == "none" else (sorted(zero_shot_tasks()) if args.tasks == "all"
-                                                   else [t.strip() for t in args.tasks.split(",") if t.strip()])
+        if args.tasks in ("none", "all"):
+            names = sorted(zero_shot_tasks()) if args.tasks == "all" else []
+        else:
+            names = [t.strip() for t in args.tasks.split(",") if t.strip()]
         for name in names:
             task = get_zero_shot_task(name)
             targets.append(task_target(task.name, task.prompt))
@@ -93,22 +97,25 @@ def _tasks(p: argparse.ArgumentParser) -> Handler:
 def _evaluate(p: argparse.ArgumentParser) -> Handler:
     from llmexplore.lm.commands import add_lm_arguments
 
-    p.add_argument("--task", required=True, help="zero-shot task name (`llmexplore maestro tasks` lists them)")
+    p.add_argument("--task", required=True,
+                   help="zero-shot task name (`llmexplore maestro tasks` lists them)")
     p.add_argument("--run", required=True, help="run directory of a `llmexplore run --method maestro` run")
     p.add_argument("--episodes", type=int, default=20)
     p.add_argument("--out", help="also write the result JSON to this file")
     p.add_argument("--checkpoint", default="latest", help="latest | best | a .pth file")
     p.add_argument("--greedy", action="store_true", help="most likely actions instead of sampled ones")
     p.add_argument("--seed", type=int, default=0, help="first evaluation seed")
-    p.add_argument("--code", help="code folder (default: the run's); the task's policy is generated there if missing")
+    p.add_argument("--code",
+                   help="code folder (default: the run's); the task's policy is generated there if missing")
     add_lm_arguments(p)
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.lm.commands import lm_config_from_args
         from llmexplore.methods.maestro.evaluate import evaluate_task
 
-        result = evaluate_task(args.run, args.task, args.episodes, checkpoint=args.checkpoint, greedy=args.greedy,
-                               seed=args.seed, lm=lm_config_from_args(args), code=args.code, out=args.out)
+        result = evaluate_task(args.run, args.task, args.episodes, checkpoint=args.checkpoint,
+                               greedy=args.greedy, seed=args.seed, lm=lm_config_from_args(args),
+                               code=args.code, out=args.out)
         summary = {k: v for k, v in result.items() if k != "episodes_detail"}
         print(json.dumps(summary), flush=True)
         return 0
@@ -117,12 +124,14 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
 
 
 _SUBCOMMANDS = {
-    "generate": ("ask an LM for each skill's initiation and termination code and the training-time policy over "
-                 "skills (and task policies); check it, regenerate once with the reason, save it", _generate),
-    "check": ("validate a file of generated code the way `generate` does (static checks and probe runs)", _check),
+    "generate": ("ask an LM for each skill's initiation and termination code and the training-time policy "
+                 "over skills (and task policies); check it, regenerate once with the reason, save it",
+                 _generate),
+    "check": ("validate a file of generated code the way `generate` does (static checks and probe runs)",
+              _check),
     "tasks": ("list the zero-shot evaluation tasks", _tasks),
-    "evaluate": ("play episodes of a zero-shot task with a trained skill policy and the LM-written policy over "
-                 "skills for it; report the success rate", _evaluate),
+    "evaluate": ("play episodes of a zero-shot task with a trained skill policy and the LM-written policy "
+                 "over skills for it; report the success rate", _evaluate),
 }
 
 

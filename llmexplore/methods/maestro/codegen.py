@@ -69,8 +69,8 @@ class CodeTarget:
     def request(self, feedback: str = "none") -> CodeRequest:
         spec = self.spec
         return CodeRequest(kind=self.kind, target=self.target, description=self.description,
-                           signature=f"{spec.name}({', '.join(spec.params)})", contract=CONTRACTS[self.function],
-                           feedback=feedback)
+                           signature=f"{spec.name}({', '.join(spec.params)})",
+                           contract=CONTRACTS[self.function], feedback=feedback)
 
 
 def skill_targets(skills: Sequence[str] = SKILLS) -> list[CodeTarget]:
@@ -81,9 +81,10 @@ def skill_targets(skills: Sequence[str] = SKILLS) -> list[CodeTarget]:
 def training_target(skills: Sequence[str] = SKILLS) -> CodeTarget:
     names = ", ".join(check_skills(skills))
     return CodeTarget("training policy", TRAINING, "select_skill",
-                      f"the policy over skills used while the skills ({names}) are trained; it should give every "
-                      "skill plenty of practice in the states where it makes sense, e.g. explore a level, then "
-                      "go down to a varying depth and back up, and trade or use an altar whenever possible")
+                      f"the policy over skills used while the skills ({names}) are trained; it should give "
+                      "every skill plenty of practice in the states where it makes sense, e.g. explore a "
+                      "level, then go down to a varying depth and back up, and trade or use an altar "
+                      "whenever possible")
 
 
 def task_target(name: str, goal: str) -> CodeTarget:
@@ -101,7 +102,8 @@ def read_manifest(root: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} is not valid JSON: {exc}", hint="delete it to generate the code again") from None
+        raise ConfigError(f"{path} is not valid JSON: {exc}",
+                          hint="delete it to generate the code again") from None
     data.setdefault("files", {})
     return data
 
@@ -109,7 +111,9 @@ def read_manifest(root: Path) -> dict[str, Any]:
 def is_current(root: Path, target: CodeTarget, manifest: dict[str, Any]) -> bool:
     entry = manifest["files"].get(target.path)
     path = root / target.path
-    return bool(entry) and path.is_file() and entry.get("sha256") == file_digest(path.read_text(encoding="utf-8"))
+    if not entry or not path.is_file():
+        return False
+    return entry.get("sha256") == file_digest(path.read_text(encoding="utf-8"))
 
 
 Progress = Callable[[CodeTarget, str], None]
@@ -154,15 +158,17 @@ def _generate_one(root: Path, lm: LanguageModel, question: MaestroCode, target: 
             rejected.append({"reason": exc.reason, "file": str(saved.relative_to(root))})
             if attempt == 2:
                 raise CodeGenerationError(
-                    f"the LM's code for {target.kind} '{target.target}' ({target.function}) was refused twice; "
-                    f"last reason: {exc.reason}",
-                    hint=f"the refused code is in {saved} (first attempt: {root / rejected[0]['file']}); fix the "
-                         f"prompt or the model, or write {root / target.path} by hand and rerun") from None
-            feedback = (f"it was refused by the validator: {exc.reason}. Write the function again and fix this "
-                        "problem.")
+                    f"the LM's code for {target.kind} '{target.target}' ({target.function}) was refused "
+                    f"twice; last reason: {exc.reason}",
+                    hint=f"the refused code is in {saved} (first attempt: {root / rejected[0]['file']}); "
+                         f"fix the prompt or the model, or write {root / target.path} by hand and rerun",
+                ) from None
+            feedback = (f"it was refused by the validator: {exc.reason}. Write the function again and fix "
+                        "this problem.")
             continue
-        return {"kind": target.kind, "target": target.target, "function": target.function, "model": lm.model_id,
-                "attempts": attempt, "rejected": rejected, "sha256": file_digest(code), "code": code}
+        return {"kind": target.kind, "target": target.target, "function": target.function,
+                "model": lm.model_id, "attempts": attempt, "rejected": rejected, "sha256": file_digest(code),
+                "code": code}
     raise AssertionError("unreachable")  # pragma: no cover
 
 

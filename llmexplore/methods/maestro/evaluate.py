@@ -77,7 +77,8 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
                 raise ConfigError(f"episodes of {task.task} report no 'success' stat",
                                   hint="a zero-shot task's env must put success in its episode stats")
             row = {"seed": seed + i, "success": int(trace.stats["success"]), "length": trace.length,
-                   **{k: v for k, v in trace.stats.items() if k.startswith("maestro_") or k in ("depth", "return")}}
+                   **{k: v for k, v in trace.stats.items()
+                      if k.startswith("maestro_") or k in ("depth", "return")}}
             rows.append(row)
             if on_episode:
                 on_episode(i, row)
@@ -86,11 +87,13 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     successes = sum(r["success"] for r in rows)
     low, high = wilson_interval(successes, len(rows))
     result = {
-        "task": task.name, "env_task": task.task, "run": str(run_dir), "checkpoint": str(policy.checkpoint.path),
-        "checkpoint_env_steps": policy.checkpoint.env_steps, "episodes": len(rows), "successes": successes,
-        "success_rate": successes / len(rows), "success_ci95": [low, high], "greedy": greedy, "first_seed": seed,
+        "task": task.name, "env_task": task.task, "run": str(run_dir),
+        "checkpoint": str(policy.checkpoint.path), "checkpoint_env_steps": policy.checkpoint.env_steps,
+        "episodes": len(rows), "successes": successes, "success_rate": successes / len(rows),
+        "success_ci95": [low, high], "greedy": greedy, "first_seed": seed,
         "policy_file": str(code_dir / task_target(task.name, "").path), "policy_model": entry.get("model"),
-        "mean_length": float(np.mean([r["length"] for r in rows])), "seconds": round(time.perf_counter() - started, 2),
+        "mean_length": float(np.mean([r["length"] for r in rows])),
+        "seconds": round(time.perf_counter() - started, 2),
         "episodes_detail": rows,
     }
     if out is not None:
@@ -103,7 +106,8 @@ def _check_fit(policy: Any, env: Any, task: Any) -> None:
     n_run, n_env = getattr(policy.action_space, "n", None), getattr(env.action_space, "n", None)
     if n_run != n_env:
         raise ConfigError(f"the skill policy acts with {policy.action_space} but {task.task} expects "
-                          f"{env.action_space}", hint="train the skill policy on a task with the same action set")
+                          f"{env.action_space}",
+                          hint="train the skill policy on a task with the same action set")
     space = env.observation_space.spaces
     for key in policy.obs_keys:
         if key not in space or space[key].shape != policy.observation_space.spaces[key].shape:

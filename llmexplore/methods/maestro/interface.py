@@ -37,7 +37,8 @@ BLSTAT_NAMES = (
     "monster_level", "experience_level", "experience_points", "time", "hunger_state", "carrying_capacity",
     "dungeon_number", "level_number", "condition", "alignment",
 )
-BRANCHES = {0: "main", 1: "gehennom", 2: "mines", 3: "quest", 4: "sokoban", 5: "ludios", 6: "vlad", 7: "planes"}
+BRANCHES = {0: "main", 1: "gehennom", 2: "mines", 3: "quest", 4: "sokoban", 5: "ludios", 6: "vlad",
+            7: "planes"}
 
 #: map features by NetHack's screen-symbol index (nethack.symdef)
 _CMAP_FEATURES = {
@@ -49,19 +50,22 @@ _MONSTER_FEATURES = {"shopkeeper": (267,), "priest": (271, 272), "watchman": (27
 FEATURE_NAMES = tuple(_CMAP_FEATURES) + tuple(_MONSTER_FEATURES) + ("monsters", "pets", "objects")
 NEARBY_RADIUS = 4
 
-SKILL_START_FIELDS = ("depth", "level_number", "dungeon_number", "experience_level", "gold", "time", "num_items")
+SKILL_START_FIELDS = ("depth", "level_number", "dungeon_number", "experience_level", "gold", "time",
+                      "num_items")
 COUNTER_FIELDS = ("episode_steps", "kills", "items_sold", "altar_tests", "max_depth", "max_experience_level")
 
 FIELD_DOCS: dict[str, str] = {
     **{name: "bottom-line stat (int)" for name in BLSTAT_NAMES},
     "depth": "dungeon depth of the current level (int, 1 at the start)",
-    "dungeon_number": "dungeon branch number (int): 0 the main Dungeons of Doom, 2 the Gnomish Mines, 4 Sokoban",
+    "dungeon_number": "dungeon branch number (int): 0 the main Dungeons of Doom, 2 the Gnomish Mines, "
+                      "4 Sokoban",
     "level_number": "level number within the current branch (int)",
     "time": "game turns since the game began (int)",
     "hunger_state": "0 satiated, 1 not hungry, 2 hungry, 3 weak, 4 fainting (int)",
     "experience_level": "the agent's experience level (int)",
     "message": "the message on the top line of the screen (str, '' when none)",
-    "branch": "name of the current branch (str): main, mines, sokoban, quest, gehennom, ludios, vlad or planes",
+    "branch": "name of the current branch (str): main, mines, sokoban, quest, gehennom, ludios, vlad or "
+              "planes",
     "features": "counts (int) of things shown on the current level's map: " + ", ".join(FEATURE_NAMES),
     "nearby": f"the same counts within {NEARBY_RADIUS} squares of the agent",
     "inventory": "descriptions of the carried items (tuple of str), e.g. 'a blessed +1 long sword'",
@@ -157,7 +161,8 @@ class EpisodeCounters:
             v["max_experience_level"] = max(v["max_experience_level"], view["experience_level"])
 
 
-def game_view(message: np.ndarray, blstats: np.ndarray, glyphs: np.ndarray, inv_strs: np.ndarray) -> dict[str, Any]:
+def game_view(message: np.ndarray, blstats: np.ndarray, glyphs: np.ndarray,
+              inv_strs: np.ndarray) -> dict[str, Any]:
     """The game part of ``obs`` (no skill or episode fields) from NLE arrays."""
     stats = [int(v) for v in np.asarray(blstats).tolist()]
     view: dict[str, Any] = dict(zip(BLSTAT_NAMES, stats))
@@ -178,10 +183,11 @@ def example_obs(**overrides: Any) -> dict[str, Any]:
     """A complete ``obs`` of a plausible game state (start of a game on level 1), with overrides;
     nested dicts (``features``, ``nearby``, ``skill_start``) are updated key by key. Used as
     probe input for generated code and as scripted states in tests."""
-    obs: dict[str, Any] = dict(zip(BLSTAT_NAMES, (40, 10, 16, 16, 14, 15, 10, 10, 10, 0, 14, 14, 1, 0, 2, 2, 6, 0,
-                                                  1, 0, 1, 1, 0, 0, 1, 0, 0)))
-    obs.update(message="", branch="main", inventory=("a +1 long sword (weapon in hand)", "an uncursed food ration"),
-               num_items=2, skill="discoverer", skill_turns=0, skill_steps=0, available=(), rng=0.5)
+    stats = (40, 10, 16, 16, 14, 15, 10, 10, 10, 0, 14, 14, 1, 0, 2, 2, 6, 0, 1, 0, 1, 1, 0, 0, 1, 0, 0)
+    obs: dict[str, Any] = dict(zip(BLSTAT_NAMES, stats))
+    obs.update(message="", branch="main", num_items=2, skill="discoverer", skill_turns=0, skill_steps=0,
+               available=(), rng=0.5,
+               inventory=("a +1 long sword (weapon in hand)", "an uncursed food ration"))
     obs["features"] = {name: 0 for name in FEATURE_NAMES}
     obs["nearby"] = {name: 0 for name in FEATURE_NAMES}
     obs["skill_start"] = {name: obs[name] for name in SKILL_START_FIELDS}
@@ -207,7 +213,8 @@ def probe_observations() -> list[dict[str, Any]]:
     an empty inventory, a long-running skill and a game-over screen."""
     return [
         example_obs(),
-        example_obs(message="There is a staircase down here.", features={"stairs_down": 1}, nearby={"stairs_down": 1}),
+        example_obs(message="There is a staircase down here.", features={"stairs_down": 1},
+                    nearby={"stairs_down": 1}),
         example_obs(features={"altar": 1}, nearby={"altar": 1}, skill="worshipper", skill_turns=40),
         example_obs(features={"shopkeeper": 1, "objects": 30}, nearby={"shopkeeper": 1}, skill="merchant",
                     message="Hello Agent! Welcome to Asidonhopo's general store!"),
@@ -215,9 +222,10 @@ def probe_observations() -> list[dict[str, Any]]:
                     max_depth=3, time=900),
         example_obs(depth=4, dungeon_number=2, level_number=2, skill="ascender", skill_start={"depth": 5},
                     features={"stairs_up": 1, "monsters": 4}, max_depth=5, time=2500),
-        example_obs(inventory=(), num_items=0, gold=120, kills=12, experience_level=5, max_experience_level=5),
+        example_obs(inventory=(), num_items=0, gold=120, kills=12, experience_level=5,
+                    max_experience_level=5),
         example_obs(skill="", skill_turns=0, available=("discoverer", "descender"), rng=0.05),
-        example_obs(skill="discoverer", skill_turns=900, skill_steps=700, available=("discoverer", "descender",
-                                                                                     "ascender"), rng=0.95),
+        example_obs(skill="discoverer", skill_turns=900, skill_steps=700, rng=0.95,
+                    available=("discoverer", "descender", "ascender")),
         example_obs(hitpoints=0, max_hitpoints=0, message="You die...", skill_turns=3),
     ]

@@ -56,15 +56,16 @@ from llmexplore.methods.registry import register_method
 
 
 class MaestroOptions(MethodOptions):
-    reward_models: str = Field(..., description="folder holding one Motif reward-model folder per skill, named "
-                                                "after the skill (e.g. models/maestro/rewards/descender)")
+    reward_models: str = Field(..., description="folder holding one Motif reward-model folder per skill, "
+                                                "named after it (e.g. models/maestro/rewards/descender)")
     code: str = Field(..., description="code folder written by `llmexplore maestro generate`")
     skills: list[str] = Field(list(SKILLS), description="skills to train (default: all five)")
     policy: str = Field(TRAINING, description="policy over skills: training, or task:<name> (evaluation)")
-    eps_quantile: float = Field(0.5, ge=0, lt=1, description="threshold quantile of each skill's z-scored reward")
+    eps_quantile: float = Field(0.5, ge=0, lt=1,
+                                description="threshold quantile of each skill's z-scored reward")
     eps_floor: float | None = Field(
-        0.0, description="never pay r_hat at or below this z-score, whatever the quantile says (None: the published "
-                         "rule alone, which pays negative rewards when the saved quantile is below zero)")
+        0.0, description="never pay r_hat at or below this z-score, whatever the quantile says (None: "
+                         "the published rule alone, which pays negative rewards when eps is below 0)")
     beta: float = Field(3.0, ge=0, description="exponent of the message count")
     count_scope: Literal["episode", "activation"] = Field(
         "episode", description="message counts restart each episode (published) or each skill activation")
@@ -91,7 +92,8 @@ def limits_of(options: MaestroOptions) -> Limits:
 @register_method
 class MaestroMotif(IntrinsicReward):
     name = "maestro"
-    description = "MaestroMotif: skills with LM-written initiation/termination code, one Motif reward model each"
+    description = ("MaestroMotif: skills with LM-written initiation/termination code, one Motif reward model "
+                   "each")
     required_keys = ("message", "blstats")
     policy_keys = (SKILL_KEY,)
     default_int_coef = 0.1
@@ -105,7 +107,8 @@ class MaestroMotif(IntrinsicReward):
         if options.eps_floor is not None:
             for scorer in self.scorers:
                 scorer.eps = max(scorer.eps, options.eps_floor)
-        self.code_digest = SkillProgram(options.code, self.skills, options.policy, limits_of(options)).digest()
+        program = SkillProgram(options.code, self.skills, options.policy, limits_of(options))
+        self.code_digest = program.digest()
         k = len(self.skills)
         # per skill: steps, sum r_int, sum r_hat, rewarded steps; and seconds in reward(), batches
         self._per_skill = np.zeros((k, 4))
@@ -122,8 +125,8 @@ class MaestroMotif(IntrinsicReward):
             path = reward_model_dir(options, skill)
             if not path.is_dir():
                 raise ConfigError(f"no reward model for skill '{skill}': {path} does not exist",
-                                  hint="train one per skill (scripts/maestro_pipeline.sh, docs/maestro.md) or set "
-                                       "method option reward_models to the folder holding them")
+                                  hint="train one per skill (scripts/maestro_pipeline.sh, docs/maestro.md) "
+                                       "or set method option reward_models to the folder holding them")
             check_reward_model_dir(path)
         SkillProgram(options.code, tuple(options.skills), options.policy, limits_of(options))
 
@@ -211,12 +214,12 @@ class MaestroMotif(IntrinsicReward):
         ours = {s: sc.model_id for s, sc in zip(self.skills, self.scorers)}
         changed = [s for s in saved if ours.get(s) not in (None, saved[s])]
         if changed:
-            raise DataError(f"this run was trained with other reward models for skill(s) {', '.join(changed)} than "
-                            f"{self.options.reward_models} holds now",
+            raise DataError(f"this run was trained with other reward models for skill(s) "
+                            f"{', '.join(changed)} than {self.options.reward_models} holds now",
                             hint="resume with the original reward models, or start a new run directory")
         if state.get("code") not in (None, self.code_digest) and self.options.policy == TRAINING:
-            raise DataError(f"this run was trained with other generated code than {self.options.code} holds now",
-                            hint="resume with the original code folder, or start a new run directory")
+            raise DataError(f"this run was trained with other generated code than {self.options.code} holds "
+                            "now", hint="resume with the original code folder, or start a new run directory")
 
     def state_summary(self) -> dict[str, Any]:
         return self.state_dict()

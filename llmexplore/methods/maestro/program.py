@@ -21,8 +21,8 @@ from typing import Any
 from llmexplore.errors import ConfigError
 from llmexplore.methods.maestro.checking import check_result
 from llmexplore.methods.maestro.codegen import TRAINING, CodeTarget
-from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec, Limits,
-                                                SandboxedCode)
+from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
+                                                Limits, SandboxedCode)
 from llmexplore.methods.maestro.skills import FUNCTIONS, check_skills
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,8 @@ def load_code(root: Path, rel: str, spec: FunctionSpec, limits: Limits) -> Sandb
     path = root / rel
     if not path.is_file():
         raise ConfigError(f"generated code {path} is missing",
-                          hint=f"generate it with `llmexplore maestro generate --out {root}` (docs/maestro.md)")
+                          hint=f"generate it with `llmexplore maestro generate --out {root}` "
+                               "(docs/maestro.md)")
     try:
         return SandboxedCode(path.read_text(encoding="utf-8"), (spec,), limits, name=str(path))
     except CodeRejected as exc:
@@ -56,7 +57,8 @@ class SkillProgram:
         self.root = Path(root).expanduser()
         if not self.root.is_dir():
             raise ConfigError(f"code folder {self.root} does not exist",
-                              hint="generate it with `llmexplore maestro generate --out DIR` (docs/maestro.md)")
+                              hint="generate it with `llmexplore maestro generate --out DIR` "
+                                   "(docs/maestro.md)")
         self.skills = check_skills(skills)
         self.limits = limits
         self.policy_name = policy
@@ -83,8 +85,9 @@ class SkillProgram:
 
     # -- the three questions --------------------------------------------------------------------
     def available(self, obs: dict[str, Any]) -> tuple[str, ...]:
-        return tuple(s for s in self.skills if self._run(self.initiation[s], FUNCTIONS["initiation"], obs, False,
-                                                         f"{s}.initiation"))
+        spec = FUNCTIONS["initiation"]
+        return tuple(s for s in self.skills
+                     if self._run(self.initiation[s], spec, obs, False, f"{s}.initiation"))
 
     def terminates(self, skill: str, obs: dict[str, Any]) -> bool:
         return self._run(self.termination[skill], FUNCTIONS["termination"], obs, True, f"{skill}.termination")
@@ -93,7 +96,8 @@ class SkillProgram:
         fallback = obs["available"][0]
         choice = self._run(self.policy, FUNCTIONS["select_skill"], obs, fallback, "policy", memory)
         if memory_items(memory) > self.limits.max_memory_items:
-            self._fail("policy.memory", f"memory grew past {self.limits.max_memory_items} items; cleared", None)
+            limit = self.limits.max_memory_items
+            self._fail("policy.memory", f"memory grew past {limit} items; cleared", None)
             memory.clear()
         return choice
 
@@ -109,8 +113,8 @@ class SkillProgram:
         self.errors[where] += 1
         if where not in self._logged:
             self._logged.add(where)
-            log.warning("maestro: generated %s failed (%s); using %r instead. Further failures are only counted "
-                        "(episode stat maestro_code_errors).", where, reason, default)
+            log.warning("maestro: generated %s failed (%s); using %r instead. Further failures are only "
+                        "counted (episode stat maestro_code_errors).", where, reason, default)
 
 
 def memory_items(value: Any, depth: int = 0) -> int:

@@ -16,8 +16,8 @@ SKILLS = ("discoverer", "descender", "ascender", "worshipper", "merchant")
 
 #: one line each, in our words, given to the LM with every code request
 SKILL_DESCRIPTIONS = {
-    "discoverer": "explores the current dungeon level: fights monsters, picks up gold and items, finds hidden "
-                  "places, and does not take stairs",
+    "discoverer": "explores the current dungeon level: fights monsters, picks up gold and items, finds "
+                  "hidden places, and does not take stairs",
     "descender": "finds a staircase down and takes it, reaching a deeper level",
     "ascender": "finds a staircase up and takes it, reaching a shallower level",
     "worshipper": "uses an altar, mainly by dropping items on it to learn whether they are blessed or cursed",
@@ -33,10 +33,10 @@ FUNCTIONS = {"initiation": INITIATION, "termination": TERMINATION, "select_skill
 #: what each function must do, in words for the code prompt
 CONTRACTS = {
     "initiation": "return True when the skill can start in this state, else False",
-    "termination": "return True when the active skill should stop in this state (its goal is reached, it cannot "
-                   "make progress, or another skill is needed), else False",
-    "select_skill": "return the name of the next skill, one of obs['available']; keep any state you need across "
-                    "calls in the dict memory (it starts empty each episode)",
+    "termination": "return True when the active skill should stop in this state (its goal is reached, it "
+                   "cannot make progress, or another skill is needed), else False",
+    "select_skill": "return the name of the next skill, one of obs['available']; keep any state you need "
+                    "across calls in the dict memory (it starts empty each episode)",
 }
 
 

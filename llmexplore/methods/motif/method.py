@@ -56,7 +56,8 @@ class Motif(IntrinsicReward):
 
     def __init__(self, options: MotifOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         super().__init__(options, context, obs_space)
-        self.scorer = RewardScorer(options.reward_model, self.device, options.eps_quantile, options.cache_size)
+        self.scorer = RewardScorer(options.reward_model, self.device, options.eps_quantile,
+                                   options.cache_size)
         self.model_id = self.scorer.model_id
         # steps, distinct per batch summed, batches, cache hits, rewarded steps, seconds in reward()
         self._counters = np.zeros(6)

@@ -75,7 +75,8 @@ class _Instrumenter(ast.NodeTransformer):
         for sub in ast.walk(current):
             if hasattr(sub, "ctx"):
                 sub.ctx = ast.Load()
-        return ast.copy_location(ast.Assign(targets=[node.target], value=_call(name, current, node.value)), node)
+        assign = ast.Assign(targets=[node.target], value=_call(name, current, node.value))
+        return ast.copy_location(assign, node)
 
     def visit_Call(self, node: ast.Call) -> ast.Call:
         self.generic_visit(node)

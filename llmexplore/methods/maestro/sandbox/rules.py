@@ -42,7 +42,8 @@ ALLOWED_NODES: frozenset[type] = frozenset({
     ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign,
     ast.If, ast.For, ast.While, ast.Break, ast.Continue, ast.Pass, ast.Expr,
     ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.keyword, ast.IfExp, ast.Attribute,
-    ast.Constant, ast.Name, ast.Load, ast.Store, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Dict, ast.Set,
+    ast.Constant, ast.Name, ast.Load, ast.Store, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Dict,
+    ast.Set,
     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension,
     ast.And, ast.Or, ast.Not, ast.Invert, ast.UAdd, ast.USub,
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
@@ -81,8 +82,9 @@ if hasattr(ast, "TryStar"):
 
 #: builtins generated code may call or name; some are replaced by checked versions at run time
 ALLOWED_BUILTINS: frozenset[str] = frozenset({
-    "abs", "all", "any", "bool", "dict", "enumerate", "float", "int", "isinstance", "len", "list", "max", "min",
-    "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip", "True", "False", "None",
+    "abs", "all", "any", "bool", "dict", "enumerate", "float", "int", "isinstance", "len", "list", "max",
+    "min", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip",
+    "True", "False", "None",
 })
 
 #: methods of str, dict, list, set and tuple values that cannot blow up time or memory

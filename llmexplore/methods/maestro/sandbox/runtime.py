@@ -127,7 +127,8 @@ class _Helpers:
 
     def _bits(self, bits: int) -> None:
         if bits > self.budget.limits.max_int_bits:
-            raise BudgetExceeded(f"an integer of about {bits} bits (the limit is {self.budget.limits.max_int_bits})")
+            limit = self.budget.limits.max_int_bits
+            raise BudgetExceeded(f"an integer of about {bits} bits (the limit is {limit})")
 
     # calls ------------------------------------------------------------------------------------------
     def call(self, func: Any, *args: Any, **kwargs: Any) -> Any:
@@ -162,7 +163,8 @@ def _checked_builtins(budget: Budget) -> dict[str, Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             for arg in args:
                 if _size(arg) > limits.max_items:
-                    raise BudgetExceeded(f"{fn.__name__}() of {_size(arg)} items (the limit is {limits.max_items})")
+                    raise BudgetExceeded(f"{fn.__name__}() of {_size(arg)} items "
+                                         f"(the limit is {limits.max_items})")
             return fn(*args, **kwargs)
 
         wrapper.__name__ = fn.__name__
@@ -226,5 +228,5 @@ class SandboxedCode:
             raise CodeFailed(function, "recursion too deep") from None
         except MemoryError:
             raise CodeFailed(function, "out of memory") from None
-        except Exception as exc:  # any error of the generated code is its own failure, reported with the reason
+        except Exception as exc:  # any error of generated code is its own failure, reported with the reason
             raise CodeFailed(function, f"{type(exc).__name__}: {exc}") from None

@@ -62,13 +62,15 @@ def validate(source: str, required: Sequence[FunctionSpec], limits: Limits = DEF
     if not isinstance(source, str):
         raise CodeRejected("the code is not text")
     if len(source) > limits.max_source_chars:
-        raise CodeRejected(f"the code is {len(source)} characters long; the limit is {limits.max_source_chars}")
+        raise CodeRejected(f"the code is {len(source)} characters long; "
+                           f"the limit is {limits.max_source_chars}")
     try:
         tree = ast.parse(source, mode="exec")
     except SyntaxError as exc:
         raise CodeRejected(f"syntax error: {exc.msg}", exc.lineno) from None
     except (RecursionError, MemoryError, ValueError) as exc:
-        raise CodeRejected(f"the code cannot be parsed ({type(exc).__name__}: nesting too deep or invalid text)") from None
+        raise CodeRejected(f"the code cannot be parsed ({type(exc).__name__}: nesting too deep or "
+                           "invalid text)") from None
     nodes = sum(1 for _ in ast.walk(tree))
     if nodes > limits.max_nodes:
         raise CodeRejected(f"the code has {nodes} syntax nodes; the limit is {limits.max_nodes}")
@@ -94,12 +96,14 @@ def _top_level(tree: ast.Module) -> tuple[dict[str, ast.FunctionDef], list[str]]
             if node.name in functions:
                 raise CodeRejected(f"function '{node.name}' is defined twice", node.lineno)
             functions[node.name] = node
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+              and isinstance(node.value.value, str)):
             continue  # a docstring or a string left standing: harmless
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Name)):
             if not _is_constant(node.value):
-                raise CodeRejected(f"top-level '{node.targets[0].id} = ...' must be a constant (numbers, strings, "
-                                   "True/False/None, or tuples of them)", node.lineno)
+                raise CodeRejected(f"top-level '{node.targets[0].id} = ...' must be a constant (numbers, "
+                                   "strings, True/False/None, or tuples of them)", node.lineno)
             constants.append(node.targets[0].id)
         else:
             what = REFUSED_NODES.get(type(node))
@@ -138,8 +142,8 @@ def _check_name(name: str, line: int | None) -> None:
 
 # -- inside one function ------------------------------------------------------------------------
 class _FunctionChecker(ast.NodeVisitor):
-    def __init__(self, fn: ast.FunctionDef, functions: Mapping[str, ast.FunctionDef], constants: Sequence[str],
-                 spec: FunctionSpec | None):
+    def __init__(self, fn: ast.FunctionDef, functions: Mapping[str, ast.FunctionDef],
+                 constants: Sequence[str], spec: FunctionSpec | None):
         self.fn = fn
         self.functions = functions
         self.constants = set(constants)
@@ -154,7 +158,8 @@ class _FunctionChecker(ast.NodeVisitor):
         if fn.decorator_list:
             raise CodeRejected(f"function '{fn.name}' may not have decorators", fn.lineno)
         args = fn.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults or args.kw_defaults:
+        if (args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
+                or args.kw_defaults):
             raise CodeRejected(f"function '{fn.name}' may only take plain positional parameters "
                                "(no defaults, *args or **kwargs)", fn.lineno)
         self.params = [a.arg for a in args.args]
@@ -201,14 +206,15 @@ class _FunctionChecker(ast.NodeVisitor):
         known = (node.id in self.params or node.id in self.locals or node.id in self.functions
                  or node.id in self.constants or node.id in ALLOWED_BUILTINS)
         if not known:
-            raise CodeRejected(f"name '{node.id}' is not defined: use only the parameters, your own variables "
-                               f"and functions, and the builtins {', '.join(sorted(ALLOWED_BUILTINS))}", node.lineno)
+            builtins = ", ".join(sorted(ALLOWED_BUILTINS))
+            raise CodeRejected(f"name '{node.id}' is not defined: use only the parameters, your own "
+                               f"variables and functions, and the builtins {builtins}", node.lineno)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)  # report the innermost problem first: it is what runs first
         if node.attr.startswith("_"):
-            raise CodeRejected(f"attribute '.{node.attr}' is not allowed (names starting with '_' are reserved)",
-                               node.lineno)
+            raise CodeRejected(f"attribute '.{node.attr}' is not allowed (names starting with '_' are "
+                               "reserved)", node.lineno)
         if node.attr not in ALLOWED_METHODS:
             raise CodeRejected(f"attribute '.{node.attr}' is not allowed; the allowed methods are "
                                f"{', '.join(sorted(ALLOWED_METHODS))}", node.lineno)
@@ -235,7 +241,8 @@ class _FunctionChecker(ast.NodeVisitor):
         endless = isinstance(node.test, ast.Constant) and bool(node.test.value)
         exits = any(isinstance(n, (ast.Break, ast.Return)) for stmt in node.body for n in ast.walk(stmt))
         if endless and not exits:
-            raise CodeRejected("this while loop never ends (a true condition and no break or return)", node.lineno)
+            raise CodeRejected("this while loop never ends (a true condition and no break or return)",
+                               node.lineno)
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -247,7 +254,7 @@ class _FunctionChecker(ast.NodeVisitor):
 
     # interface keys ------------------------------------------------------------------------------
     def _fields(self, value: ast.AST) -> Fields | None:
-        """The documented fields of an expression, when it is an interface dict (obs, obs["features"], ...)."""
+        """The documented fields of an expression that is an interface dict (obs, obs["features"], ...)."""
         if isinstance(value, ast.Name):
             return self.dict_params.get(value.id)
         if isinstance(value, ast.Subscript):
@@ -255,8 +262,8 @@ class _FunctionChecker(ast.NodeVisitor):
             key = _constant_key(value.slice)
             if parent is not None and key is not None:
                 return parent.get(key)
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
-                and value.args:
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"
+                and value.args):
             parent = self._fields(value.func.value)
             key = _constant_key(value.args[0])
             if parent is not None and key is not None:
