@@ -207,6 +207,7 @@ COMMAND_MODULES: list[str] = [
     "llmexplore.benchmarks.eval_commands",
     "llmexplore.lm.commands",
     "llmexplore.methods.motif.cli",
+    "llmexplore.methods.maestro.cli",
 ]
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs import make_adapter
+from llmexplore.envs.wrappers import DropKeys
 
 SF_ENV_NAME = "llmexplore"
 ENV_UID_KEY = "env_uid"
@@ -52,11 +53,18 @@ class TrainingEnv(gym.Wrapper):
 
 
 def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] = ()) -> gym.Env:
-    """Adapter env + the method's actor-side wrapper + the training tag."""
+    """Adapter env + the method's actor-side wrapper + the training tag.
+
+    Keys the method's wrapper reads (``env_keys``) are asked from the adapter and dropped after
+    the wrapper unless the caller asked for them as well."""
     adapter = make_adapter(settings.task)
-    env = adapter.make_env(extra_keys=extra_keys)
     method_cls, options = settings.method_class_and_options()
+    method_keys = tuple(method_cls.env_keys(adapter.task, options))
+    env = adapter.make_env(extra_keys=tuple(dict.fromkeys(tuple(extra_keys) + method_keys)))
     env = method_cls.wrap_env(env, options, settings.method_context())
+    private = tuple(k for k in method_keys if k not in extra_keys)
+    if private:
+        env = DropKeys(env, private)
     return TrainingEnv(env, uid=uid, run_seed=settings.seed)
 
 

@@ -73,6 +73,9 @@ _TASK_ACTIONS = (("task", "", ""), ("extended", "-extended", " [28 actions]"))
 _ZERO_SHOT_ACTIONS = (("maestro", "", " [29 actions]"), ("extended", "-extended", " [28 actions: no drop]"))
 _NETHACK_ALL = {t: (d, c, _TASK_ACTIONS) for t, (d, c) in _NETHACK_TASKS.items()}
 _NETHACK_ALL.update({t: (d, 10.0, _ZERO_SHOT_ACTIONS) for t, d in _ZERO_SHOT_TASKS.items()})
+# MaestroMotif's skills train with the zero-shot tasks' actions and questions, on Score's reward
+_NETHACK_ALL["maestro-score"] = ("NetHack Score with the zero-shot tasks' drop/shop questions left to the agent",
+                                 0.1, (("maestro", "", " [29 actions]"),))
 
 for _task, (_desc, _c_ext, _variants) in _NETHACK_ALL.items():
     for _actions, _suffix, _note in _variants:

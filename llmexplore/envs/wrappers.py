@@ -40,6 +40,10 @@ class EpisodicMessageCount(gym.Wrapper):
         obs[self.key] = np.array([self._counts[message]], dtype=np.float32)
         return obs
 
+    def reset_counts(self) -> None:
+        """Start counting afresh (MaestroMotif may count per skill activation instead of per episode)."""
+        self._counts.clear()
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
         self._counts.clear()
@@ -48,3 +52,18 @@ class EpisodicMessageCount(gym.Wrapper):
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
         return self._count(obs), reward, terminated, truncated, info
+
+
+class DropKeys(gym.ObservationWrapper):
+    """Removes observation keys (e.g. raw NLE arrays only an actor-side wrapper needed)."""
+
+    def __init__(self, env: gym.Env, keys: tuple[str, ...]):
+        super().__init__(env)
+        self.keys = tuple(keys)
+        spaces = {k: v for k, v in env.observation_space.spaces.items() if k not in self.keys}
+        self.observation_space = gym.spaces.Dict(spaces)
+
+    def observation(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        for key in self.keys:
+            observation.pop(key, None)
+        return observation

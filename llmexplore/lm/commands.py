@@ -47,6 +47,11 @@ def _lm_config(args: argparse.Namespace) -> Any:
         raise ConfigError("invalid LM settings: " + format_validation_error(exc)) from None
 
 
+#: public names for other commands that talk to an LM (e.g. ``llmexplore maestro generate``)
+add_lm_arguments = _lm_options
+lm_config_from_args = _lm_config
+
+
 def _chunk(text: str) -> tuple[int, int]:
     try:
         k, n = (int(x) for x in text.split("/"))
@@ -99,7 +104,9 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
 
 def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
     """Options of an annotation job (goal, prompt version, chunk, LM); shared by `lm annotate` and `motif annotate`."""
-    p.add_argument("--goal", default="defaultgoal", help="defaultgoal | zeroknowledge | combat | gold | stairs")
+    p.add_argument("--goal", default="defaultgoal",
+                   help="defaultgoal | zeroknowledge | combat | gold | stairs, or a MaestroMotif skill: "
+                        "discoverer | descender | ascender | worshipper | merchant")
     p.add_argument("--version", default="default", help="prompt version: default | reworded")
     p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
                                        "e.g. llmexplore-oracle-1 for the oracle)")

@@ -130,6 +130,13 @@ class IntrinsicReward(ABC):
 
     # -- actor side ------------------------------------------------------------------------
     @classmethod
+    def env_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:
+        """Optional adapter keys (``make_env(extra_keys=...)``) the actor-side wrapper reads, e.g.
+        NetHack's ``glyphs``. They are asked for when the env is built and removed again after
+        ``wrap_env`` (unless the caller asked for them too), so they never reach the learner."""
+        return ()
+
+    @classmethod
     def wrap_env(cls, env: gym.Env, options: MethodOptions, context: MethodContext) -> gym.Env:
         """Add actor-side state and observation keys; runs in rollout workers."""
         return env

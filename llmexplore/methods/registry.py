@@ -28,6 +28,7 @@ BUILTIN_MODULES = (
     "llmexplore.methods.ellm.method",
     "llmexplore.methods.ellm.bow",
     "llmexplore.methods.oni.method",
+    "llmexplore.methods.maestro.method",
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}

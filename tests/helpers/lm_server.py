@@ -16,9 +16,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class ServerProcess:
-    def __init__(self, *args: str, port: int = 0, cache: str = ":memory:", timeout: float = 60.0):
+    """``llmexplore lm serve ARGS`` (or any command printing the same "listening on" line) as a subprocess."""
+
+    def __init__(self, *args: str, port: int = 0, cache: str = ":memory:", timeout: float = 60.0,
+                 cmd: list[str] | None = None):
         env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        self.cmd = [sys.executable, "-m", "llmexplore", "lm", "serve", "--port", str(port), "--cache", cache, *args]
+        self.cmd = cmd or [sys.executable, "-m", "llmexplore", "lm", "serve", "--port", str(port), "--cache",
+                           cache, *args]
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                      cwd=REPO)
         deadline = time.monotonic() + timeout
@@ -34,6 +38,24 @@ class ServerProcess:
         self.base_url = m.group(1)
         self.port = int(self.base_url.rsplit(":", 1)[1].split("/")[0])
         self.model = re.search(r"\(model (.+)\)", line).group(1)
+
+    @classmethod
+    def scripted(cls, replies: list[str], workdir: Path) -> "ServerProcess":
+        """A real HTTP server whose model answers with ``replies`` in order (``tests/helpers/scripted_lm.py``;
+        the prompts it received are in ``server.prompt_log``, JSON lines)."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        script, log = workdir / "replies.json", workdir / "prompts.jsonl"
+        script.write_text(json.dumps(replies))
+        server = cls(cmd=[sys.executable, "-m", "tests.helpers.scripted_lm", "--script", str(script),
+                          "--log", str(log), "--port", "0"])
+        server.prompt_log = log
+        return server
+
+    def prompts(self) -> list[dict]:
+        log = getattr(self, "prompt_log", None)
+        if log is None or not log.exists():
+            return []
+        return [json.loads(line) for line in log.read_text().splitlines()]
 
     def stats(self) -> dict:
         with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats", timeout=10) as r:

@@ -30,6 +30,7 @@ TASK_CLASSES: dict[str, type[tasks.NetHackScore]] = {
     "staircase-lvl4-continual": tasks.NetHackStaircaseLvl4Continual,
     "oracle": tasks.NetHackOracle,
     "oracle-sober": tasks.NetHackOracleSober,
+    "maestro-score": zero_shot.NetHackInteractive,  # where MaestroMotif's skills train
     **zero_shot.TASK_CLASSES,  # MaestroMotif's zero-shot evaluation tasks
 }
 ACTION_SETS = {

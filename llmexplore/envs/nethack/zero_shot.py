@@ -47,10 +47,14 @@ def listed_letters(prompt: bytes) -> list[int]:
     return out
 
 
-class NetHackZeroShot(tasks.NetHackScore):
-    """Base of the zero-shot tasks: the goal decides success; no other reward."""
+class NetHackInteractive(tasks.NetHackScore):
+    """NetHack Score where the agent answers the drop, sell, pay and credit questions itself.
 
-    goal: ClassVar[goals.Goal]
+    The zero-shot tasks build on it, and MaestroMotif's skills train in it
+    (``nethack:maestro-score``), so a skill policy meets the same actions and questions in
+    training as in evaluation.
+    """
+
     #: yes/no questions the agent answers itself (see the module docstring)
     answered_prompts: ClassVar[tuple[bytes, ...]] = (DROP_PROMPT, *SHOP_PROMPTS)
     skip_exceptions = tasks.SKIP_EXCEPTIONS + answered_prompts
@@ -64,6 +68,40 @@ class NetHackZeroShot(tasks.NetHackScore):
         self._inv_strs_index = self._observation_keys.index("inv_strs")
         self._inv_letters_index = self._observation_keys.index("inv_letters")
         self._start_letters: frozenset[int] = frozenset()
+
+    def reset(self, seed=None, options=None):
+        self._start_letters = frozenset()
+        result = super().reset(seed=seed, options=options)
+        self._start_letters = frozenset(int(c) for c in self.last_observation[self._inv_letters_index] if c)
+        return result
+
+    # -- answering the questions left to the agent -------------------------------------------------
+    def _translate_action(self, action: int) -> int:
+        if not self.last_observation[self._internal_index][1]:  # no yes/no question: every ordinary step
+            return super()._translate_action(action)
+        message = bytes(self.last_observation[self._message_index])
+        if not any(p in message for p in self.answered_prompts):
+            return super()._translate_action(action)
+        if self._keys[action] != self._y_action:
+            return tasks.ASCII_ESC
+        if DROP_PROMPT in message:
+            return self._drop_choice(message)
+        return self._y_action
+
+    def _drop_choice(self, prompt: bytes) -> int:
+        for letter in listed_letters(prompt):
+            if letter != _GOLD and letter not in self._start_letters:
+                return letter
+        return tasks.ASCII_ESC
+
+
+class NetHackZeroShot(NetHackInteractive):
+    """Base of the zero-shot tasks: the goal decides success; no other reward."""
+
+    goal: ClassVar[goals.Goal]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self._new_episode()
 
     def _new_episode(self) -> None:
@@ -74,10 +112,7 @@ class NetHackZeroShot(tasks.NetHackScore):
 
     def reset(self, seed=None, options=None):
         self._new_episode()
-        self._start_letters = frozenset()
-        result = super().reset(seed=seed, options=options)
-        self._start_letters = frozenset(int(c) for c in self.last_observation[self._inv_letters_index] if c)
-        return result
+        return super().reset(seed=seed, options=options)
 
     # -- success --------------------------------------------------------------------------------
     def snapshot(self, observation) -> GameState:
@@ -117,25 +152,6 @@ class NetHackZeroShot(tasks.NetHackScore):
         info = super()._get_information(end_status)
         info["success"] = bool(self._succeeded)
         return info
-
-    # -- answering the questions left to the agent -------------------------------------------------
-    def _translate_action(self, action: int) -> int:
-        if not self.last_observation[self._internal_index][1]:  # no yes/no question: every ordinary step
-            return super()._translate_action(action)
-        message = bytes(self.last_observation[self._message_index])
-        if not any(p in message for p in self.answered_prompts):
-            return super()._translate_action(action)
-        if self._keys[action] != self._y_action:
-            return tasks.ASCII_ESC
-        if DROP_PROMPT in message:
-            return self._drop_choice(message)
-        return self._y_action
-
-    def _drop_choice(self, prompt: bytes) -> int:
-        for letter in listed_letters(prompt):
-            if letter != _GOLD and letter not in self._start_letters:
-                return letter
-        return tasks.ASCII_ESC
 
 
 class NetHackGnomishMines(NetHackZeroShot):

@@ -9,8 +9,8 @@ the same parser as a real model's, so the whole pipeline runs without any model.
 Extension point: ``register_oracle_kind(kind, answer)`` where ``answer(query)`` receives
 an ``OracleQuery`` (kind, template version, parsed fields, prompt library, the oracle's
 answer options) and returns the reply text. ``housekeep_placement`` is registered this
-way from the Housekeep annotations (``oracle/housekeep.py``); MaestroMotif may register
-``maestro_code``.
+way from the Housekeep annotations (``oracle/housekeep.py``); ``maestro_code`` answers with
+hand-written reference functions (``oracle/maestro.py``).
 
 Answer options change answers, so they are part of the oracle's model id (and with it of
 every cache key): ``placement_noise`` and ``placement_seed`` flip a seeded share of the
@@ -27,13 +27,13 @@ from typing import Any, Callable, Mapping, Sequence
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import OracleError
-from llmexplore.lm.oracle import crafter, housekeep, nethack
+from llmexplore.lm.oracle import crafter, housekeep, maestro, nethack
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
 ORACLE_VERSION = "1"  # bump when any answer rule changes: it is part of every cache key
 
 UNRECOGNISED = ("I can only answer the questions this suite asks (message preferences, message "
-                "classification, goal suggestions, placements). I do not recognise this request.")
+                "classification, goal suggestions, placements, skill code). I do not recognise this request.")
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ register_oracle_kind("motif_preference", _motif)
 register_oracle_kind("oni_classification", lambda q: nethack.classification_answer(q.fields["message"]))
 register_oracle_kind("ellm_goals", lambda q: crafter.goals_answer(q.fields["caption"]))
 register_oracle_kind("housekeep_placement", housekeep.placement_answer)
+register_oracle_kind("maestro_code", lambda q: maestro.code_answer(dict(q.fields)))
 
 
 class OracleLM(LanguageModel):

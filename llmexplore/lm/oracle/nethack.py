@@ -5,6 +5,11 @@ item, damage taken, a wasted move, ...). Each Motif goal weighs the events diffe
 so the goal visibly changes preferences: ``combat`` values kills and fights, ``gold``
 values gold, ``stairs`` values staircases and descending, ``defaultgoal`` the in-game
 score (kills, gold, depth), ``zeroknowledge`` general progress and discovery.
+
+MaestroMotif's skills are goals too (``SKILL_GOALS``): discoverer, descender, ascender,
+worshipper and merchant. Their events (climbing up, altars, shops, an angry god) are
+matched for every message but weigh only under the goals that list them, so adding them
+changed no answer for the older goals.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import re
 from functools import lru_cache
 
 GOALS = ("defaultgoal", "zeroknowledge", "combat", "gold", "stairs")
+#: MaestroMotif's skills, judged like Motif goals
+SKILL_GOALS = ("discoverer", "descender", "ascender", "worshipper", "merchant")
 
 #: event name -> (pattern, what it tells the player, in words for the oracle's reasoning)
 EVENTS: dict[str, tuple[str, str]] = {
@@ -40,6 +47,21 @@ EVENTS: dict[str, tuple[str, str]] = {
                 r"\bnothing happens\b|\bwhamm\b", "a move was wasted"),
     "useless": (r"\bunknown command\b|\bnever mind\b|\byou don't have anything\b|\byou cannot\b|\byou can't\b|"
                 r"\bnothing to\b|\bwhat do you want to\b", "the command did nothing useful"),
+    # -- events only the skill goals weigh -------------------------------------------------------
+    "ascend": (r"\byou climb up\b|\bup the (?:stairs|ladder)\b|\byou ascend\b", "the player went up a level"),
+    "altar": (r"\baltar\b", "an altar is involved"),
+    "buc_test": (r"\b(?:black|amber) flash\b|\b(?:hits|lands on) the altar\b",
+                 "an item dropped on an altar showed whether it is blessed or cursed"),
+    "god_anger": (r"\bthunder\b|\bbooms? out\b|\bis displeased\b|\byou feel guilty\b|\bsmite",
+                  "the player's god is angry"),
+    "pray": (r"\byou begin praying\b|\byou finish your prayer\b", "the player prayed"),
+    "shop": (r"\bwelcome to\b.*\b(?:store|shop|emporium|delicatessen|boutique|outlet|bookstore|bazaar|"
+             r"liquor|lighting|hardware|antiques?)\b|\bshopkeeper\b", "the player is at a shop"),
+    "sell": (r"\boffers? \d+ gold pieces?\b|\byou sold\b|\bsell it\?",
+             "the player is selling to a shopkeeper"),
+    "buy": (r"\bzorkmids?\b|\bunpaid\b|\byou bought\b", "the player is dealing with a shopkeeper's prices"),
+    "shop_trouble": (r"\byou owe\b|\byou stole\b|\bthief\b|\bkops?\b|\busage fee\b",
+                     "the player is in trouble with a shopkeeper"),
 }
 
 #: lower-case words one of which every match of the event's pattern contains: a cheap test that
@@ -62,6 +84,15 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "hunger": ("feel", "faint", "hunger"),
     "blocked": ("solid stone", "locked", "diagonally", "you stop", "in your way", "wall", "nothing happens", "whamm"),
     "useless": ("unknown command", "never mind", "anything", "cannot", "can't", "nothing to", "what do you want"),
+    "ascend": ("climb up", "up the", "ascend"),
+    "altar": ("altar",),
+    "buc_test": ("flash", "altar"),
+    "god_anger": ("thunder", "boom", "displeased", "guilty", "smite"),
+    "pray": ("praying", "prayer"),
+    "shop": ("welcome to", "shopkeeper"),
+    "sell": ("offer", "sold", "sell it"),
+    "buy": ("zorkmid", "unpaid", "bought"),
+    "shop_trouble": ("owe", "stole", "thief", "kop", "usage fee"),
 }
 
 _COMPILED = [(name, re.compile("|".join(re.escape(t) for t in TRIGGERS[name])).search,
@@ -84,6 +115,18 @@ WEIGHTS: dict[str, dict[str, float]] = {
     "stairs": {"death": -5, "kill": 0.5, "level_up": 0.5, "hit_monster": 0, "miss_monster": 0, "gold": 0.5,
                "stairs_down": 5, "descend": 6, "stairs_up": 1, "new_item": 0.5, "see_item": 0,
                "discovery": 1, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -1, "useless": -0.5},
+    # MaestroMotif's skills; events a goal does not list do not matter to it
+    "discoverer": {"death": -5, "kill": 3, "level_up": 3, "hit_monster": 1.5, "miss_monster": 0.5, "gold": 3,
+                   "new_item": 3, "see_item": 1.5, "discovery": 2, "altar": 0.5, "descend": -4, "ascend": -4,
+                   "hurt": -1, "hunger": -1, "blocked": -0.5, "useless": -0.5},
+    "descender": {"death": -5, "descend": 6, "stairs_down": 5, "ascend": -5, "stairs_up": -1,
+                  "discovery": 0.5, "hurt": -0.5, "hunger": -0.5, "blocked": -1, "useless": -0.5},
+    "ascender": {"death": -5, "ascend": 6, "stairs_up": 5, "descend": -5, "stairs_down": -1, "discovery": 0.5,
+                 "hurt": -0.5, "hunger": -0.5, "blocked": -1, "useless": -0.5},
+    "worshipper": {"death": -5, "altar": 4, "buc_test": 6, "god_anger": -5, "pray": -2, "see_item": 0.5,
+                   "new_item": 0.5, "hurt": -0.5, "blocked": -0.5, "useless": -0.5},
+    "merchant": {"death": -5, "shop": 4, "sell": 6, "buy": 4, "gold": 1, "shop_trouble": -5, "new_item": 0.5,
+                 "hurt": -0.5, "blocked": -0.5, "useless": -0.5},
 }
 
 GOAL_SUMMARY = {
@@ -92,6 +135,15 @@ GOAL_SUMMARY = {
     "combat": "the aim here is fighting, so attacks and kills count most",
     "gold": "the aim here is gold, so anything that yields gold counts most",
     "stairs": "the aim here is to go down, so staircases and descending count most",
+    "discoverer": "this player should make the most of the current level, so fights, gold, items and new "
+                  "places count, and changing level is unwanted",
+    "descender": "this player should go deeper at once, so staircases down and descending count, and going "
+                 "up is unwanted",
+    "ascender": "this player should climb to a shallower level, so staircases up and climbing count, and "
+                "going down is unwanted",
+    "worshipper": "this player should use an altar to learn whether items are blessed or cursed, and must "
+                  "not anger the god",
+    "merchant": "this player should trade with shopkeepers, selling and buying, and must not steal",
 }
 
 #: two messages closer than this in value are a tie
@@ -115,11 +167,11 @@ def message_events_slow(message: str) -> tuple[str, ...]:
 
 def message_value(message: str, goal: str) -> float:
     weights = WEIGHTS[goal]
-    return float(sum(weights[e] for e in message_events(message)))
+    return float(sum(weights[e] for e in message_events(message) if e in weights))
 
 
 def describe(message: str, goal: str) -> str:
-    events = message_events(message)
+    events = [e for e in message_events(message) if e in WEIGHTS[goal]]
     if not message.strip():
         return "is empty, so nothing noteworthy happened"
     if not events:

@@ -16,7 +16,7 @@ observation the action led to (our batch convention), so steps that ended an epi
 whose next observation already starts the next episode, get 0; the quantile is
 interpolated rather than looked up on the 0.05 grid; and the model runs once per
 distinct message of a batch with a per-message cache (the model is frozen, so cached
-values are exact).
+values are exact); that part lives in ``scorer.py`` and MaestroMotif reuses it.
 """
 
 from __future__ import annotations
@@ -34,11 +34,9 @@ from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
-from llmexplore.methods.motif.artifacts import check_reward_model_dir, load_reward_model
-from llmexplore.methods.motif.model import MESSAGE_BYTES
+from llmexplore.methods.motif.artifacts import check_reward_model_dir
+from llmexplore.methods.motif.scorer import RewardScorer
 from llmexplore.methods.registry import register_method
-
-_ROW = np.dtype((np.void, MESSAGE_BYTES))
 
 
 class MotifOptions(MethodOptions):
@@ -58,14 +56,16 @@ class Motif(IntrinsicReward):
 
     def __init__(self, options: MotifOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         super().__init__(options, context, obs_space)
-        loaded = load_reward_model(options.reward_model, self.device)
-        self.model = loaded.model
-        self.mean, self.std = loaded.mean, loaded.std
-        self.model_id = loaded.model_id
-        self.eps = loaded.threshold(options.eps_quantile) if options.eps_quantile > 0 else -np.inf
-        self._cache: dict[bytes, float] = {}
+        self.scorer = RewardScorer(options.reward_model, self.device, options.eps_quantile,
+                                   options.cache_size)
+        self.model_id = self.scorer.model_id
         # steps, distinct per batch summed, batches, cache hits, rewarded steps, seconds in reward()
         self._counters = np.zeros(6)
+
+    @property
+    def eps(self) -> float:
+        """The threshold on r_hat (the saved quantile at ``eps_quantile``; -inf without one)."""
+        return self.scorer.eps
 
     @classmethod
     def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: MotifOptions) -> None:
@@ -78,45 +78,20 @@ class Motif(IntrinsicReward):
 
     # -- learner side ----------------------------------------------------------------------
     @torch.no_grad()
-    def normalized_rewards(self, messages: np.ndarray) -> np.ndarray:
-        """r_hat for (M, 256) distinct messages, from the cache or the model."""
-        out = np.empty(len(messages), dtype=np.float32)
-        missing = []
-        for i, row in enumerate(messages):
-            value = self._cache.get(row.tobytes())
-            if value is None:
-                missing.append(i)
-            else:
-                out[i] = value
-        self._counters[3] += len(messages) - len(missing)
-        if missing:
-            x = torch.from_numpy(np.ascontiguousarray(messages[missing])).to(self.device)
-            values = ((self.model(x).double() - self.mean) / self.std).float().cpu().numpy()
-            out[missing] = values
-            if len(self._cache) + len(missing) > self.options.cache_size:
-                self._cache.clear()  # rare: NetHack's message set is small; start over rather than track ages
-            if self.options.cache_size:
-                for i, value in zip(missing, values):
-                    self._cache[messages[i].tobytes()] = float(value)
-        return out
-
-    @torch.no_grad()
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         started = time.perf_counter()
         n, t = batch.shape
         nxt = batch.next_obs
         if EPISODIC_MESSAGE_COUNT_KEY not in nxt:
             raise ConfigError(f"motif needs the observation key '{EPISODIC_MESSAGE_COUNT_KEY}' added by its env wrapper")
-        flat = nxt["message"].reshape(n * t, MESSAGE_BYTES).to("cpu", torch.uint8).numpy()
-        rows = np.ascontiguousarray(flat).view(_ROW).ravel()
-        distinct, inverse = np.unique(rows, return_inverse=True)
-        r_hat = torch.from_numpy(self.normalized_rewards(distinct.view(np.uint8).reshape(-1, MESSAGE_BYTES))[inverse])
-        r_hat = r_hat.reshape(n, t).to(batch.dones.device)
-        r_hat = torch.where(r_hat > self.eps, r_hat, torch.zeros_like(r_hat))
+        hits_before = self.scorer.hits
+        r_hat, distinct = self.scorer.r_hat(nxt["message"])
+        r_hat = self.scorer.threshold(r_hat.reshape(n, t).to(batch.dones.device))
         counts = nxt[EPISODIC_MESSAGE_COUNT_KEY].reshape(n, t).float().to(r_hat.device).clamp_min(1.0)
         r_int = r_hat / counts.pow(self.options.beta)
         r_int = r_int * (1.0 - batch.dones.float())
-        self._counters += (n * t, len(distinct), 1, 0, float((r_int != 0).sum()), time.perf_counter() - started)
+        self._counters += (n * t, distinct, 1, self.scorer.hits - hits_before, float((r_int != 0).sum()),
+                           time.perf_counter() - started)
         return r_int
 
     def metrics(self) -> dict[str, float]:
@@ -124,7 +99,7 @@ class Motif(IntrinsicReward):
         if not batches:
             return {}
         out = {"motif_distinct_share": distinct / steps, "motif_cache_hit_rate": hits / max(distinct, 1),
-               "motif_rewarded_share": rewarded / steps, "motif_cache_size": float(len(self._cache)),
+               "motif_rewarded_share": rewarded / steps, "motif_cache_size": float(self.scorer.cached),
                "motif_reward_ms_per_batch": 1000 * seconds / batches}
         self._counters[:] = 0
         return out

@@ -1,0 +1,15 @@
+"""Merchant: trade with a shopkeeper."""
+
+MAX_TURNS = 300
+
+
+def initiation(obs):
+    return obs["nearby"]["shopkeeper"] > 0 and obs["num_items"] > 0
+
+
+def termination(obs):
+    if obs["depth"] != obs["skill_start"]["depth"]:
+        return True
+    if obs["features"]["shopkeeper"] == 0:
+        return True  # no shopkeeper in view any more
+    return obs["skill_turns"] >= MAX_TURNS

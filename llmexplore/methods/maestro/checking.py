@@ -1,0 +1,68 @@
+"""Checking generated code before anyone relies on it: static validation, then a smoke run.
+
+``check_code`` validates the source (``sandbox.validate``), compiles it, and calls each
+required function on every probe state of ``interface.probe_observations``: a function that
+fails, runs out of budget or returns the wrong kind of value on a plausible state is refused
+with the reason, exactly like code the validator refuses. Infinite loops and huge
+allocations are caught here (the static checks catch only the obvious ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from llmexplore.methods.maestro.interface import probe_observations
+from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
+                                                Limits, SandboxedCode)
+
+
+#: the skills offered to a policy on a probe state that names none
+_PROBE_AVAILABLE = ("discoverer", "descender", "ascender")
+
+
+def check_result(spec: FunctionSpec, value: Any, obs: dict[str, Any]) -> Any:
+    """The function's return value in canonical form, or CodeRejected saying what is wrong with it."""
+    if spec.returns == "bool":
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+            return bool(value)
+        raise CodeRejected(f"'{spec.name}' returned {value!r}; it must return True or False")
+    if spec.returns == "skill":
+        if not isinstance(value, str) or value not in obs["available"]:
+            raise CodeRejected(f"'{spec.name}' returned {value!r}, which is not one of obs['available'] "
+                               f"{tuple(obs['available'])}")
+        return value
+    raise ValueError(f"unknown return kind {spec.returns!r}")
+
+
+def probe_inputs(spec: FunctionSpec) -> list[tuple[Any, ...]]:
+    out = []
+    for obs in probe_observations():
+        if spec.returns == "skill":
+            available = tuple(obs["available"]) or _PROBE_AVAILABLE
+            out.append((dict(obs, available=available), {}))
+        else:
+            out.append((obs,))
+    return out
+
+
+def check_code(source: str, specs: Sequence[FunctionSpec], limits: Limits = DEFAULT_LIMITS,
+               name: str = "<generated>") -> SandboxedCode:
+    """Validated, compiled code whose functions behave on every probe state; else CodeRejected."""
+    code = SandboxedCode(source, tuple(specs), limits, name=name)  # raises CodeRejected
+    for spec in specs:
+        memory: dict[str, Any] = {}
+        for args in probe_inputs(spec):
+            if spec.returns == "skill":
+                args = (args[0], memory)  # one memory across the probes, as within an episode
+            try:
+                value = code.call(spec.name, *args)
+            except CodeFailed as exc:
+                where = _summary(args[0])
+                raise CodeRejected(f"'{spec.name}' failed on a probe state ({where}): {exc.reason}") from None
+            check_result(spec, value, args[0])
+    return code
+
+
+def _summary(obs: dict[str, Any]) -> str:
+    return (f"depth {obs['depth']}, branch {obs['branch']}, skill {obs['skill']!r}, "
+            f"message {obs['message']!r}")

@@ -1,0 +1,117 @@
+"""What the sandbox costs per call of generated code, and what MaestroMotif costs per env step.
+
+Prints medians over ``--repeats`` timings of:
+
+* each reference function (the oracle's code) called through ``SandboxedCode`` against the same
+  source compiled and called as plain Python (the ratio is the metering overhead);
+* ``check_code`` (static validation, compilation and the probe runs) per file;
+* one NetHack step with and without MaestroMotif's actor side (interface view, termination code,
+  skill switching), random actions, in one process.
+
+    PYTHONPATH=$PWD python tests/perf/maestro_sandbox.py [--calls 20000] [--steps 3000] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import numpy as np  # noqa: E402
+
+from llmexplore.agents.run_settings import RunSettings  # noqa: E402
+from llmexplore.agents.sf_env import build_env  # noqa: E402
+from llmexplore.lm.oracle import OracleLM  # noqa: E402
+from llmexplore.lm.oracle.maestro import REFERENCE_DIR  # noqa: E402
+from llmexplore.methods.maestro.checking import check_code, probe_inputs  # noqa: E402
+from llmexplore.methods.maestro.codegen import generate_code, skill_targets, training_target  # noqa: E402
+from llmexplore.methods.maestro.sandbox import SandboxedCode  # noqa: E402
+from llmexplore.methods.maestro.skills import INITIATION, POLICY, TERMINATION  # noqa: E402
+
+
+def per_call_us(fn, args_list, calls: int) -> float:
+    n = len(args_list)
+    started = time.perf_counter()
+    for i in range(calls):
+        fn(*args_list[i % n])
+    return (time.perf_counter() - started) / calls * 1e6
+
+
+def median(fn, repeats: int) -> float:
+    return statistics.median(fn() for _ in range(repeats))
+
+
+def step_rate(env, steps: int, seed: int = 0) -> float:
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    started = time.perf_counter()
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
+        if terminated or truncated:
+            env.reset()
+    return (time.perf_counter() - started) / steps * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--steps", type=int, default=3_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    print("per call (median of repeats), sandboxed vs plain Python, on the probe states:")
+    for path in sorted(REFERENCE_DIR.rglob("*.py")):
+        specs = (INITIATION, TERMINATION) if path.parent.name == "skills" else (POLICY,)
+        source = path.read_text()
+        code = SandboxedCode(source, specs)
+        plain: dict = {}
+        exec(compile(source, str(path), "exec"), plain)
+        for spec in specs:
+            inputs = probe_inputs(spec)
+            boxed = median(
+                lambda: per_call_us(lambda *a: code.call(spec.name, *a), inputs, args.calls), args.repeats
+            )
+            raw = median(lambda: per_call_us(plain[spec.name], inputs, args.calls), args.repeats)
+            name = f"{path.relative_to(REFERENCE_DIR)}:{spec.name}"
+            print(f"  {name:52s} {boxed:7.2f} us  plain {raw:6.2f} us  x{boxed / raw:5.1f}")
+        checked = median(lambda: _time(lambda: check_code(source, specs)), args.repeats)
+        print(f"  {'':52s} check_code {checked * 1000:6.2f} ms")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        generate_code(tmp, OracleLM(), skill_targets() + [training_target()])
+        base = RunSettings(
+            task="nethack:score", method="none", seed=0, run_dir=tmp, ext_coef=1.0, int_coef=0.0
+        )
+        maestro = RunSettings(
+            task="nethack:score",
+            method="maestro",
+            seed=0,
+            run_dir=tmp,
+            ext_coef=0.0,
+            int_coef=0.1,
+            method_options={"reward_models": "unused", "code": tmp},
+        )
+        for label, settings in (("none", base), ("maestro", maestro)):
+            env = build_env(settings)
+            try:
+                us = median(lambda: step_rate(env, args.steps), args.repeats)
+            finally:
+                env.close()
+            print(f"env step with method {label:8s}: {us:7.1f} us ({1e6 / us:,.0f} steps/s in one process)")
+
+
+def _time(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+if __name__ == "__main__":
+    main()
