@@ -37,3 +37,10 @@ def test_a_short_run_writes_a_record_with_rearrangement_success(tmp_path, method
         assert record.final_metrics["intrinsic_return"] > 0
         assert record.spec["ext_coef"] == 0.0
         assert all(e["return"] == 0.0 for e in episodes)
+
+    board = run_cli("leaderboard", str(tmp_path), "--bootstrap", "100")
+    assert board.returncode == 0, board.stderr[-3000:]
+    table = (tmp_path / "leaderboard" / "leaderboard.md").read_text()
+    assert f"## {task}" in table and "rearrange_success (mean ± s.e.)" in table
+    row = next(line for line in table.splitlines() if line.startswith(f"| {method} "))
+    assert f"{success:.2f}" in row
