@@ -36,8 +36,11 @@ def make_backend(name: str, jobs: int | None, options: dict[str, Any], grid=None
 
 def _stop_on_sigterm() -> None:
     """A grid driver stopped with SIGTERM (kill, a scheduler, a closing session) cancels its cells as
-    on Ctrl-C, so no job or process outlives it."""
+    on Ctrl-C, so no job or process outlives it. SIGINT is set too: a process started in the
+    background by a non-interactive shell inherits SIGINT ignored, and ``kill -INT`` must still stop
+    the grid cleanly (``llmexplore run`` does the same for its cells)."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @command("grid", "run every cell of a grid file and build its leaderboard")

@@ -19,6 +19,7 @@ from llmexplore.benchmarks.evaluate import evaluate
 from llmexplore.benchmarks.evaluation import read_evaluation
 from llmexplore.errors import ConfigError
 from llmexplore.viz.visualize import read_index, visualize
+from tests.conftest import SHARED_DATA
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -27,7 +28,10 @@ pytestmark = pytest.mark.slow
 RUNS = {
     "nethack": ("rnd", "nethack:score", 2048),
     "crafter": ("rnd", "crafter:reward", 1024),
+    "housekeep": ("rnd", "housekeep:pomaria_2", 1024),
 }
+if not (SHARED_DATA / "housekeep").is_dir():  # Housekeep's tasks need its data (../shared/data/housekeep)
+    del RUNS["housekeep"]
 
 
 def run_cli(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -127,10 +131,12 @@ def test_a_checkpoint_of_another_method_is_refused(runs, tmp_path):
     assert record.method == "none" and record.episodes[0].intrinsic_return == 0.0
 
 
-@pytest.mark.parametrize("env,fmt", [("nethack", "gif"), ("crafter", "mp4")])
+@pytest.mark.parametrize("env,fmt", [("nethack", "gif"), ("crafter", "mp4"), ("housekeep", "gif")])
 def test_visualizer_outputs_open_and_match_the_evaluation(runs, tmp_path, env, fmt):
     if fmt == "mp4":
         pytest.importorskip("imageio_ffmpeg")
+    if env not in runs:
+        pytest.skip(f"no {env} data")
     run = runs[env]
     seeds = [0, 1]
     out = tmp_path / "viz"
