@@ -17,6 +17,7 @@ import pytest
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
 from llmexplore.benchmarks.record import read_record
 from tests.conftest import SHARED_DATA
+from tests.helpers.replay import check_evaluates_and_visualizes
 from tests.integration.test_one_cell import run_cli
 
 pytestmark = pytest.mark.slow
@@ -53,6 +54,7 @@ def test_ellm_trains_on_reward_free_crafter(tmp_path):
     episodes = _check_run(out, steps)
     assert sum(e["ellm_goals_achieved"] for e in episodes) > 0  # a near-random agent reaches some goals
     assert all(e["return"] == 0.0 for e in episodes)  # reward-free: c_ext = 0
+    check_evaluates_and_visualizes(out, "ellm", tmp_path)
 
 
 @pytest.mark.skipif(not (SHARED_DATA / "housekeep").is_dir(), reason="needs ../shared/data/housekeep")
@@ -64,6 +66,7 @@ def test_ellm_trains_on_housekeep(tmp_path):
     episodes = _check_run(out, steps)
     assert any(e["ellm_return"] != 0 for e in episodes)
     assert read_record(out).spec["method_options"]["oracle_noise"] == 0.1
+    check_evaluates_and_visualizes(out, "ellm", tmp_path)
 
 
 def test_ellm_refuses_nethack_and_ellm_bow_refuses_crafter_with_exit_2(tmp_path):
@@ -80,3 +83,4 @@ def test_ellm_bow_trains_on_nethack(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     record = read_record(out)
     assert record.status == "complete" and record.final_metrics["intrinsic_return"] > 0
+    check_evaluates_and_visualizes(out, "ellm-bow", tmp_path)

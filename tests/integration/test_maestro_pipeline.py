@@ -17,6 +17,7 @@ import pytest
 from llmexplore.benchmarks.record import read_record
 from llmexplore.methods.maestro.skills import SKILLS
 from tests.helpers.lm_server import ServerProcess
+from tests.helpers.replay import check_evaluates_and_visualizes
 from tests.integration.test_one_cell import run_cli
 
 pytestmark = pytest.mark.slow
@@ -76,6 +77,7 @@ def test_maestro_pipeline_end_to_end(tmp_path, capsys):
     assert time.perf_counter() - started < first / 2
 
     assert record.spec["task"] == "nethack:maestro-score"
+    check_evaluates_and_visualizes(run, "maestro", tmp_path)
 
     # zero-shot evaluation with the LM-written policy over skills for a published task
     from llmexplore.cli import main

@@ -15,6 +15,7 @@ from llmexplore.benchmarks.record import read_record
 from llmexplore.methods.motif.artifacts import load_reward_model
 from llmexplore.methods.motif.dataset import LABEL_FIRST, LABEL_SECOND, open_pair_dataset
 from tests.helpers.motif import ORACLE_ANNOTATOR, label_with_oracle
+from tests.helpers.replay import check_evaluates_and_visualizes
 from tests.integration.test_one_cell import run_cli
 
 pytestmark = pytest.mark.slow
@@ -83,6 +84,7 @@ def test_motif_end_to_end_with_oracle_labels(tmp_path):
     assert any(m.get("reward_int_mean", 0) > 0 for m in metrics)
     episodes = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
     assert episodes and all("kills" in e and "gold" in e for e in episodes)
+    check_evaluates_and_visualizes(run, "motif", tmp_path)
 
     # the trained agent collects the next dataset (through load_policy, with motif's env wrapper)
     agent_data = tmp_path / "agent_pairs"

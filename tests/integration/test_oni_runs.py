@@ -12,6 +12,7 @@ from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_fil
 from llmexplore.agents.learner import CHECKPOINT_KEY
 from llmexplore.benchmarks.record import read_record
 from tests.integration.test_grid_runner import records, run_grid
+from tests.helpers.replay import check_evaluates_and_visualizes
 from tests.integration.test_one_cell import run_cli
 
 pytestmark = pytest.mark.slow
@@ -40,6 +41,7 @@ def test_each_oni_method_trains_through_the_cli(tmp_path, method):
         assert any(m.get("reward_int_mean", 0) != 0 for m in metrics)
     state = load_checkpoint_file(latest_checkpoint(out))[CHECKPOINT_KEY]["method_state"]
     assert state["method"] == method and state["service"]["labels"]
+    check_evaluates_and_visualizes(out, method, tmp_path)
 
 
 def test_oni_methods_run_in_a_grid(tmp_path):
