@@ -34,7 +34,7 @@ def make_backend(name: str, jobs: int | None, options: dict[str, Any], grid=None
     return getattr(importlib.import_module(module), cls)(jobs=jobs, **merged)
 
 
-def _stop_on_sigterm() -> None:
+def _stop_on_sigint_or_sigterm() -> None:
     """A grid driver stopped with SIGTERM (kill, a scheduler, a closing session) cancels its cells as
     on Ctrl-C, so no job or process outlives it. SIGINT is set too: a process started in the
     background by a non-interactive shell inherits SIGINT ignored, and ``kill -INT`` must still stop
@@ -77,7 +77,7 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
                       f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
             print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
             return 0
-        _stop_on_sigterm()
+        _stop_on_sigint_or_sigterm()
         backend = make_backend(args.backend, args.jobs, cli_options, grid)
         view = GridView(grid.name, enabled=not args.quiet)
         runner = GridRunner(grid, backend, retries=args.retries, view=view)

@@ -41,7 +41,8 @@ def test_each_oni_method_trains_through_the_cli(tmp_path, method):
         assert any(m.get("reward_int_mean", 0) != 0 for m in metrics)
     state = load_checkpoint_file(latest_checkpoint(out))[CHECKPOINT_KEY]["method_state"]
     assert state["method"] == method and state["service"]["labels"]
-    check_evaluates_and_visualizes(out, method, tmp_path)
+    if method == "oni-ranking":  # the most method state (pair buffer, preference model); one replay is enough
+        check_evaluates_and_visualizes(out, method, tmp_path)
 
 
 def test_oni_methods_run_in_a_grid(tmp_path):
