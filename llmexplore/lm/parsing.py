@@ -31,7 +31,7 @@ def fail(reason: str) -> Parsed:
 
 
 def _echoed(line: str, prompt: str | None) -> bool:
-    return bool(prompt) and f"\n{line}\n" in f"\n{prompt}\n"
+    return bool(prompt) and line in prompt and f"\n{line}\n" in f"\n{prompt}\n"
 
 
 class DeclaredAnswer:
@@ -43,6 +43,7 @@ class DeclaredAnswer:
         #: how the prompt asks for it, repeated in the retry reminder
         self.shown = shown
         self._line = re.compile(rf"^[^\w\n]*{re.escape(key)}[^\w\n]*[:=][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+        self._key_lower = key.lower()
 
     def clean(self, raw: str) -> str:
         value = raw.strip().strip(_DECORATION).strip().lower()
@@ -51,9 +52,16 @@ class DeclaredAnswer:
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
         if text is None or not text.strip():
             return fail("empty")
+        low = text.lower()
+        at = low.find(self._key_lower)
+        if at < 0:
+            return fail("no answer line")
+        # answer lines start at or after the line of the key's first mention: scan from there
+        # (unless lower-casing changed the length, which shifts positions)
+        start = text.rfind("\n", 0, at) + 1 if len(low) == len(text) else 0
         seen: list[Any] = []
         invalid = 0
-        for m in self._line.finditer(text):
+        for m in self._line.finditer(text, start):
             line = m.group(0).strip()
             if _echoed(line, prompt):
                 continue

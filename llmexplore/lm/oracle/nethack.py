@@ -95,8 +95,12 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "shop_trouble": ("owe", "stole", "thief", "kop", "usage fee"),
 }
 
-_COMPILED = [(name, re.compile("|".join(re.escape(t) for t in TRIGGERS[name])).search,
-              re.compile(pattern, re.IGNORECASE).search) for name, (pattern, _) in EVENTS.items()]
+_COMPILED = [(name, re.compile(pattern, re.IGNORECASE).search) for name, (pattern, _) in EVENTS.items()]
+#: (trigger word, positions in _COMPILED of the events it may signal): one substring test per
+#: distinct word instead of one regex search per event
+_TRIGGER_WORDS: tuple[tuple[str, tuple[int, ...]], ...] = tuple(
+    (word, tuple(i for i, (name, _) in enumerate(_COMPILED) if word in TRIGGERS[name]))
+    for word in dict.fromkeys(w for name, _ in _COMPILED for w in TRIGGERS[name]))
 
 #: goal -> event -> weight. Positive weights mark progress under that goal.
 WEIGHTS: dict[str, dict[str, float]] = {
@@ -155,22 +159,33 @@ def message_events(message: str) -> tuple[str, ...]:
     if not message.strip():
         return ()
     low = message.lower()
-    return tuple(name for name, trigger, search in _COMPILED if trigger(low) and search(message))
+    candidates = sorted({i for word, events in _TRIGGER_WORDS if word in low for i in events})
+    return tuple(_COMPILED[i][0] for i in candidates if _COMPILED[i][1](message))
 
 
 def message_events_slow(message: str) -> tuple[str, ...]:
     """``message_events`` without the trigger shortcut (the reference its tests compare to)."""
     if not message.strip():
         return ()
-    return tuple(name for name, _, search in _COMPILED if search(message))
+    return tuple(name for name, search in _COMPILED if search(message))
 
 
 def message_value(message: str, goal: str) -> float:
-    weights = WEIGHTS[goal]
-    return float(sum(weights[e] for e in message_events(message) if e in weights))
+    return _judged(message, goal)[0]
 
 
 def describe(message: str, goal: str) -> str:
+    return _judged(message, goal)[1]
+
+
+@lru_cache(maxsize=200_000)
+def _judged(message: str, goal: str) -> tuple[float, str]:
+    """A message's value and description under one goal, computed once: messages repeat across pairs."""
+    weights = WEIGHTS[goal]
+    return float(sum(weights[e] for e in message_events(message) if e in weights)), _describe(message, goal)
+
+
+def _describe(message: str, goal: str) -> str:
     events = [e for e in message_events(message) if e in WEIGHTS[goal]]
     if not message.strip():
         return "is empty, so nothing noteworthy happened"
