@@ -1,9 +1,14 @@
 """Env steps/s of the raw simulators, our adapters, and full training with `none` and `rnd`.
 
-    PYTHONPATH=. python tests/perf/bench_training.py [--steps 200000] [--repeats 5]
+    PYTHONPATH=. python tests/perf/bench_training.py [--repeats 5] [--modes serial workers2]
 
 Targets (2-core CPU): adapter overhead <= 10% of raw env speed; training with `none` on
 NetHack >= 2,000 env steps/s with the default network; `rnd` costs <= 25% of `none`'s speed.
+
+Training is measured in two modes, both with the default network: ``serial`` (the default
+settings: sampling and learning take turns in one process, which suits grids that run one
+cell per core) and ``workers2`` (``--train num_workers=2``: two rollout worker processes and
+the learner run at once, which suits a lone run on a 2-core machine).
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ import time
 import numpy as np
 
 from tests.perf.common import median_rate, training_rate
+
+#: training settings compared (the network is the default in both)
+MODES: dict[str, dict] = {"serial": {}, "workers2": {"num_workers": 2}}
 
 
 def nethack_raw(steps: int) -> float:
@@ -84,6 +92,8 @@ def main() -> None:
     parser.add_argument("--nethack-train-steps", type=int, default=200_000)
     parser.add_argument("--crafter-train-steps", type=int, default=40_000)
     parser.add_argument("--skip-training", action="store_true")
+    parser.add_argument("--modes", nargs="+", choices=sorted(MODES), default=["serial", "workers2"])
+    parser.add_argument("--train-repeats", type=int, default=3)
     args = parser.parse_args()
 
     print(f"# environment speed (random actions), median of {args.repeats}")
@@ -100,13 +110,18 @@ def main() -> None:
 
     if args.skip_training:
         return
-    print("\n# training speed (steady state, after the first quarter of the budget), median of 3")
-    for task, steps in (("nethack:score", args.nethack_train_steps), ("crafter:reward-free", args.crafter_train_steps)):
-        rates = {}
-        for method in ("none", "rnd"):
-            rates[method], runs = median_rate(lambda: training_rate(method, task, steps), 3)
-            print(f"{task:22s} {method:5s} {rates[method]:8,.0f} env steps/s  (runs {[round(x) for x in runs]})")
-        print(f"{task:22s} rnd/none = {rates['rnd'] / rates['none']:.2f} (cost {100 * (1 - rates['rnd'] / rates['none']):.0f}%)")
+    print(f"\n# training speed (steady state, after the first quarter of the budget), median of {args.train_repeats}")
+    for mode in args.modes:
+        for task, steps in (("nethack:score", args.nethack_train_steps),
+                            ("crafter:reward-free", args.crafter_train_steps)):
+            rates = {}
+            for method in ("none", "rnd"):
+                rates[method], runs = median_rate(
+                    lambda: training_rate(method, task, steps, train_options=MODES[mode]), args.train_repeats)
+                print(f"{mode:9s} {task:22s} {method:5s} {rates[method]:8,.0f} env steps/s  "
+                      f"(runs {[round(x) for x in runs]})")
+            print(f"{mode:9s} {task:22s} rnd/none = {rates['rnd'] / rates['none']:.2f} "
+                  f"(cost {100 * (1 - rates['rnd'] / rates['none']):.0f}%)")
 
 
 if __name__ == "__main__":

@@ -110,15 +110,17 @@ class NetHackEnv(gym.Env):
             self.nle.seed(int(core) >> 1, int(disp) >> 1, reseed=False)
         self._episode += 1
         raw, info = self.nle.reset()
-        self._new_episode_stats(raw)
-        return self._obs(raw), info
+        blstats = raw["blstats"].tolist()
+        self._new_episode_stats(raw, blstats)
+        return self._obs(raw, blstats), info
 
     def step(self, action):
         raw, reward, terminated, truncated, info = self.nle.step(int(action))
-        self._update_stats(raw, reward)
+        blstats = raw["blstats"].tolist()  # one conversion for stats and crop: numpy scalars cost more
+        self._update_stats(raw, blstats, reward)
         if terminated or truncated:
             info[EPISODE_STATS_KEY] = self._episode_stats(info)
-        return self._obs(raw), reward, terminated, truncated, info
+        return self._obs(raw, blstats), reward, terminated, truncated, info
 
     def render(self) -> str:
         return "\n".join(row.tobytes().decode("latin-1") for row in self._last_raw["chars"])
@@ -127,35 +129,34 @@ class NetHackEnv(gym.Env):
         self.nle.close()
 
     # -- observations -------------------------------------------------------------------------
-    def _obs(self, raw: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _obs(self, raw: Mapping[str, np.ndarray], blstats: list[int]) -> dict[str, np.ndarray]:
         self._last_raw = raw
-        blstats = raw["blstats"]
         obs = {
             "message": raw["message"].copy(),  # NLE reuses its arrays between steps
-            "blstats": blstats.astype(np.float32),
-            "crop": crop_around(raw["chars"], int(blstats[nethack.NLE_BL_X]), int(blstats[nethack.NLE_BL_Y])),
+            "blstats": raw["blstats"].astype(np.float32),
+            "crop": crop_around(raw["chars"], blstats[nethack.NLE_BL_X], blstats[nethack.NLE_BL_Y]),
         }
         for key in self._extra_keys:
             obs[key] = raw[key].copy()
         return obs
 
     # -- episode stats ------------------------------------------------------------------------
-    def _new_episode_stats(self, raw: Mapping[str, np.ndarray]) -> None:
+    def _new_episode_stats(self, raw: Mapping[str, np.ndarray], blstats: list[int]) -> None:
         self._progress.reset()
         self._return = 0.0
         self._length = 0
         self._score = self._gold = self._kills = 0
         self._max_depth = self._max_dlvl = self._max_xl = 1
-        self._update_stats(raw, 0.0, count_step=False)
+        self._update_stats(raw, blstats, 0.0, count_step=False)
 
-    def _update_stats(self, raw: Mapping[str, np.ndarray], reward: float, count_step: bool = True) -> None:
+    def _update_stats(self, raw: Mapping[str, np.ndarray], b: list[int], reward: float,
+                      count_step: bool = True) -> None:
         if count_step:
             self._return += reward
             self._length += 1
             self._kills += count_kills(raw["message"].tobytes())
             for skipped in self.nle.more_messages:
                 self._kills += count_kills(skipped)
-        b = raw["blstats"].tolist()  # one conversion; indexing numpy scalars costs more per step
         if b[nethack.NLE_BL_HPMAX] <= 0:  # after the game ended blstats read zero: keep the last real ones
             return
         depth, xl, dlvl = b[nethack.NLE_BL_DEPTH], b[nethack.NLE_BL_XP], b[nethack.NLE_BL_DLEVEL]

@@ -85,13 +85,18 @@ class NetHackScore(base.NLE):
 
     # -- reward ---------------------------------------------------------------------------
     def _time_penalty(self, last_observation, observation) -> float:
-        old_time = last_observation[self._blstats_index][nethack.NLE_BL_TIME]
-        new_time = observation[self._blstats_index][nethack.NLE_BL_TIME]
+        old_time = last_observation[self._blstats_index].item(nethack.NLE_BL_TIME)
+        new_time = observation[self._blstats_index].item(nethack.NLE_BL_TIME)
         self._frozen_steps = self._frozen_steps + 1 if old_time == new_time else 0
         return self.penalty_step if self._frozen_steps > 0 else 0.0
 
     def _reward_fn(self, last_observation, action, observation, end_status):
-        score_diff = super()._reward_fn(last_observation, action, observation, end_status)
+        # NLE's score difference, read with .item(): numpy scalar arithmetic costs more per step
+        score_diff = 0.0
+        if self.nethack.in_normal_game():  # before the game starts and after it ends blstats read zero
+            blstats = self._blstats_index
+            score_diff = (observation[blstats].item(nethack.NLE_BL_SCORE)
+                          - last_observation[blstats].item(nethack.NLE_BL_SCORE))
         return score_diff + self._time_penalty(last_observation, observation)
 
     # -- stepping ---------------------------------------------------------------------------
@@ -99,7 +104,7 @@ class NetHackScore(base.NLE):
         """Map the agent's action index to a keypress, answering the eat prompt if showing."""
         key = self._keys[action]
         raw = self.last_observation[self._message_index]
-        if raw[0] != _EAT_FIRST_BYTE:  # cheap test first: this runs on every step
+        if raw.item(0) != _EAT_FIRST_BYTE:  # cheap test first: this runs on every step
             return key
         message = raw.tobytes()
         if message.startswith(EAT_PROMPT):
@@ -109,12 +114,21 @@ class NetHackScore(base.NLE):
             return ASCII_ESC
         return key
 
+    def _snapshot(self, observation: tuple) -> tuple:
+        """The previous observation as the reward functions see it. They read only blstats, so only
+        blstats is copied (NLE overwrites its arrays in place); the other entries are None, so a
+        reward function that starts reading them fails loudly instead of seeing the new state.
+        NLE copies every array here, a fifth of the cost of a step."""
+        snapshot: list = [None] * len(observation)
+        snapshot[self._blstats_index] = observation[self._blstats_index].copy()
+        return tuple(snapshot)
+
     def step(self, action: int):
         self.more_messages = []
-        last_observation = tuple(a.copy() for a in self.last_observation)
+        last_observation = self._snapshot(self.last_observation)
         observation, done = self.nethack.step(self._translate_action(action))
         truncated = bool(self._check_abort(observation))
-        is_game_over = observation[self._program_state_index][0] == 1
+        is_game_over = observation[self._program_state_index].item(0) == 1
         if is_game_over or not self._allow_all_modes:
             observation, done = self._perform_known_steps(observation, done, exceptions=True)
         self._steps += 1
