@@ -3,8 +3,10 @@
 Task names are ``family:task``. NetHack tasks follow the Motif and ONI papers (the
 ``-extended`` variants use ONI's 28-action set) and MaestroMotif's zero-shot evaluation
 (``nethack/zero_shot.py``; 29 actions by default: ONI's 28 plus drop, which selling and
-altar identification need); Crafter has the reward and the
-reward-free task of its benchmark; Housekeep has one task per published scene and one per
+altar identification need) with the tasks its skills train on (``maestro-score``, and
+``maestro-practice``, which starts each episode beside a shopkeeper or an altar, set up in
+wizard mode: ``nethack/practice.py``); Crafter has the reward and the reward-free task of its
+benchmark; Housekeep has one task per published scene and one per
 split (sampling the split's scenes), each with a reward-free variant. Listing tasks reads
 no data; a task whose files are missing fails in ``validate_data`` with a clear error.
 """
@@ -76,6 +78,10 @@ _NETHACK_ALL.update({t: (d, 10.0, _ZERO_SHOT_ACTIONS) for t, d in _ZERO_SHOT_TAS
 # MaestroMotif's skills train with the zero-shot tasks' actions and questions, on Score's reward
 _NETHACK_ALL["maestro-score"] = ("NetHack Score with the zero-shot tasks' drop/shop questions left to the agent",
                                  0.1, (("maestro", "", " [29 actions]"),))
+# ... and practise their rare skills from scenes set in wizard mode at reset (nethack/practice.py)
+_NETHACK_ALL["maestro-practice"] = ("maestro-score starting each episode inside a Minetown shop or beside an "
+                                    "altar at depth 5-8 (wizard mode at reset only)",
+                                    0.1, (("maestro", "", " [29 actions]"),))
 
 for _task, (_desc, _c_ext, _variants) in _NETHACK_ALL.items():
     for _actions, _suffix, _note in _variants:

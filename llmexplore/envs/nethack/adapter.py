@@ -11,7 +11,7 @@ from nle.env.base import NLE_SPACE_ITEMS
 from nle.env.tasks import TASK_ACTIONS
 
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter, TaskSpec
-from llmexplore.envs.nethack import tasks, zero_shot
+from llmexplore.envs.nethack import practice, tasks, zero_shot
 from llmexplore.envs.nethack.game_state import count_kills
 from llmexplore.envs.nethack.progression import ProgressionTracker, load_table
 from llmexplore.envs.nethack.text import decode_message, status_line
@@ -31,6 +31,7 @@ TASK_CLASSES: dict[str, type[tasks.NetHackScore]] = {
     "oracle": tasks.NetHackOracle,
     "oracle-sober": tasks.NetHackOracleSober,
     "maestro-score": zero_shot.NetHackInteractive,  # where MaestroMotif's skills train
+    "maestro-practice": practice.NetHackPractice,  # maestro-score starting beside a shop or an altar
     **zero_shot.TASK_CLASSES,  # MaestroMotif's zero-shot evaluation tasks
 }
 ACTION_SETS = {
