@@ -8,12 +8,12 @@ without playing thousands of turns. Seeds fix the dungeon, so the scenes are rep
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 from nle import nethack
 from nle.env.base import NLE
 
+from llmexplore.envs.nethack import practice
 from llmexplore.envs.nethack.game_state import GameState
 
 KEYS = ("glyphs", "chars", "blstats", "message", "inv_strs", "inv_letters", "tty_chars")
@@ -21,8 +21,8 @@ MONK = ("role:monk", "race:human", "align:neutral", "gender:male")
 ESC = 27
 
 
-class SceneError(RuntimeError):
-    """The seeded dungeon lacks what a scene needs (e.g. Orcish Town has no shopkeepers)."""
+#: the seeded dungeon lacks what a scene needs (e.g. Orcish Town has no shopkeepers)
+SceneError = practice.SceneUnavailable
 
 
 class WizardGame:
@@ -95,15 +95,8 @@ class WizardGame:
         return self
 
     def level_teleport(self, name: str) -> "WizardGame":
-        """^V with the menu of special levels: go to the level whose menu entry names ``name``."""
-        for key in (nethack.C("v"), "?", "\r"):
-            self.press(key, dismiss_more=False)
-        for _ in range(4):
-            match = re.search(r"(\w) - [ *]+" + re.escape(name), self.screen)
-            if match:
-                return self.press(match.group(1))  # a pick-one menu closes on its letter
-            self.press(">", dismiss_more=False)
-        raise SceneError(f"no level '{name}' in the level-teleport menu")
+        practice.level_teleport(self, name)
+        return self
 
     def level_teleport_depth(self, depth: int) -> "WizardGame":
         self.press(nethack.C("v"), dismiss_more=False)
@@ -113,13 +106,8 @@ class WizardGame:
         return self.press(nethack.C("f"))
 
     def teleport(self, x: int, y: int) -> "WizardGame":
-        """^T and move the cursor from the hero to (x, y)."""
-        px, py = self.position
-        dx, dy = x - px, y - py
-        moves = ("L" if dx > 0 else "H") * (abs(dx) // 8) + ("l" if dx > 0 else "h") * (abs(dx) % 8)
-        moves += ("J" if dy > 0 else "K") * (abs(dy) // 8) + ("j" if dy > 0 else "k") * (abs(dy) % 8)
-        self.press(nethack.C("t"), dismiss_more=False).press(moves, dismiss_more=False)
-        return self.press(".")
+        practice.teleport(self, x, y)
+        return self
 
     def teleport_to_symbol(self, symbol: str) -> "WizardGame":
         """^T with getpos's jump key (e.g. '_' altar, '<' up stairs) on a mapped level."""

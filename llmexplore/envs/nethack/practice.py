@@ -39,7 +39,7 @@ scene's depth.
 from __future__ import annotations
 
 import re
-from typing import Callable, ClassVar, Sequence
+from typing import Callable, ClassVar, Protocol, Sequence
 
 import numpy as np
 from nle import nethack
@@ -139,16 +139,8 @@ class WizardKeys:
             self.messages.append(self.message)
 
     def level_teleport(self, name: str) -> "WizardKeys":
-        """^V and the menu of special levels: go to the level whose entry names ``name``."""
-        for key in (nethack.C("v"), "?", "\r"):
-            self.press(key, dismiss_more=False)
-        for _ in range(4):
-            match = re.search(r"(\w) - [ *]+" + re.escape(name), self.screen)
-            if match:
-                return self.press(match.group(1))  # a pick-one menu closes on its letter
-            self.press(">", dismiss_more=False)
-        self.press(ESC)
-        raise SceneUnavailable(f"no level '{name}' in the level-teleport menu")
+        level_teleport(self, name)
+        return self
 
     def level_teleport_depth(self, depth: int) -> "WizardKeys":
         """^V to ``depth`` of the current dungeon."""
@@ -169,12 +161,8 @@ class WizardKeys:
         return self.press(nethack.C("f"))
 
     def teleport(self, x: int, y: int) -> "WizardKeys":
-        """^T and move the cursor from the hero to (x, y)."""
-        px, py = self.position
-        dx, dy = x - px, y - py
-        moves = ("L" if dx > 0 else "H") * (abs(dx) // 8) + ("l" if dx > 0 else "h") * (abs(dx) % 8)
-        moves += ("J" if dy > 0 else "K") * (abs(dy) // 8) + ("j" if dy > 0 else "k") * (abs(dy) % 8)
-        return self.press(nethack.C("t"), dismiss_more=False).press(moves, dismiss_more=False).press(".")
+        teleport(self, x, y)
+        return self
 
     def quaff_detection(self, letter: str) -> np.ndarray:
         """Quaff a detection potion; return the glyphs while the detected things show."""
@@ -189,6 +177,42 @@ class WizardKeys:
                 break
             self.press(ESC, dismiss_more=False)
         return glyphs
+
+
+# -- wizard commands, shared with the wizard-mode test helper (tests/helpers/nethack_wizard.py) ----
+class KeyDriver(Protocol):
+    """Anything that presses raw keys into a wizard-mode game and shows its screen and hero."""
+
+    @property
+    def screen(self) -> str: ...
+
+    @property
+    def position(self) -> tuple[int, int]: ...
+
+    def press(self, keys: str | int, dismiss_more: bool = True) -> object: ...
+
+
+def level_teleport(keys: KeyDriver, name: str) -> None:
+    """^V and the menu of special levels: go to the level whose entry names ``name``."""
+    for key in (nethack.C("v"), "?", "\r"):
+        keys.press(key, dismiss_more=False)
+    for _ in range(4):
+        match = re.search(r"(\w) - [ *]+" + re.escape(name), keys.screen)
+        if match:
+            keys.press(match.group(1))  # a pick-one menu closes on its letter
+            return
+        keys.press(">", dismiss_more=False)
+    keys.press(ESC)
+    raise SceneUnavailable(f"no level '{name}' in the level-teleport menu")
+
+
+def teleport(keys: KeyDriver, x: int, y: int) -> None:
+    """^T and move the cursor from the hero to (x, y)."""
+    px, py = keys.position
+    dx, dy = x - px, y - py
+    moves = ("L" if dx > 0 else "H") * (abs(dx) // 8) + ("l" if dx > 0 else "h") * (abs(dx) % 8)
+    moves += ("J" if dy > 0 else "K") * (abs(dy) // 8) + ("j" if dy > 0 else "k") * (abs(dy) % 8)
+    keys.press(nethack.C("t"), dismiss_more=False).press(moves, dismiss_more=False).press(".")
 
 
 # -- scenes ------------------------------------------------------------------------------------
