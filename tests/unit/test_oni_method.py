@@ -139,7 +139,8 @@ def threading_event_blocking_the_model(method):
 
 # -- classification ----------------------------------------------------------------------------------------
 def test_classification_reward_is_the_thresholded_prediction(tmp_path):
-    method = make_method("oni-classification", tmp_path, train_time_share=1.0, burst_steps=40, lr=1e-3)
+    method = make_method("oni-classification", tmp_path, train_thread=False, train_time_share=1.0, burst_steps=40,
+                         lr=1e-3)
     batch = make_batch()
     method.receive([(NEWT, 1), (GOLD, 1), (WALL, 0), (EMPTY, 0), ("You hear some noises.", None)])
     assert len(method.model) == 4  # the unreadable label is not a training example
@@ -157,11 +158,86 @@ def test_classification_reward_is_the_thresholded_prediction(tmp_path):
     method.close()
 
 
+@pytest.mark.parametrize("name", ["oni-classification", "oni-ranking"])
+def test_reward_model_trains_on_its_own_thread_and_the_learner_scores_a_published_copy(tmp_path, name):
+    # every caption of the batch is labelled (classification) or no pairs are asked (ranking): no labels arrive later
+    options = {"train_thread": True, "burst_steps": 25, "lr": 1e-3, **({"pairs_per_batch": 0} if name == "oni-ranking" else {})}
+    method = make_method(name, tmp_path, **options)
+    assert method.trainer is not None and method.schedule.unlimited  # the default share on a thread: no limit
+    batch = make_batch()
+    if name == "oni-classification":
+        method.receive([(NEWT, 1), (GOLD, 1), (WALL, 0), (EMPTY, 0)])
+    else:
+        method.receive([((NEWT, WALL), 0), ((EMPTY, GOLD), 1), ((WALL, EMPTY), 2)])
+    method.reward(batch)
+    method.update(batch)  # starts the thread; the learner does not wait for the burst
+    assert method.trainer.wait_idle(60)
+    assert method.model.version == 25 and method.model.scoring_version == 25
+    scorer, _ = method.model._scoring
+    assert scorer is not method.model.model and not scorer.training
+    for a, b in zip(scorer.state_dict().values(), method.model.model.state_dict().values()):
+        assert torch.equal(a, b)  # the published copy holds the weights of the last step
+
+    state = method.state_dict()  # taken between steps: training weights, optimizer and counters agree
+    assert state["schedule"] == {"pending": 0, "steps_done": 25} and state["model"]["version"] == 25
+    ids = np.array([method.vocab.id_of(m) for m in (EMPTY, NEWT, WALL, GOLD)])
+    before = method.model.values(ids, method.vocab)
+    method.close()
+    assert method.trainer._thread is None  # joined
+
+    resumed = make_method(name, tmp_path, **options)
+    resumed.load_state_dict(state)
+    assert resumed.model.scoring_version == 25
+    np.testing.assert_allclose(resumed.model.values(ids, resumed.vocab), before, rtol=1e-5, atol=1e-6)
+    resumed.close()
+
+
+def test_no_step_runs_while_the_training_thread_is_paused_and_the_burst_goes_on_after(tmp_path):
+    # full-size steps (256 captions, tenths of a second each) in a burst of 60: the pause is granted mid-burst
+    method = make_method("oni-classification", tmp_path, train_thread=True, burst_steps=60)
+    method.receive([(f"You see here {i} gold pieces.", i % 2) for i in range(300)])
+    batch = make_batch()
+    method.reward(batch)
+    method.update(batch)
+    while method.schedule.steps_done < 2:
+        time.sleep(0.01)
+    began = time.monotonic()
+    with method.trainer.paused():
+        waited = time.monotonic() - began
+        done = method.schedule.steps_done
+        time.sleep(0.3)
+        assert method.schedule.steps_done == done  # no step inside
+    owed = method.schedule.pending
+    assert owed > 20, "the burst ended before the pause was granted"
+    assert waited < 3
+    while method.schedule.steps_done == done:  # training resumes once the pause ends
+        time.sleep(0.01)
+    method.close()
+
+
+def test_an_error_on_the_training_thread_reaches_the_learner(tmp_path):
+    method = make_method("oni-classification", tmp_path, train_thread=True, burst_steps=2)
+
+    def broken(vocab, rng):
+        raise ValueError("broken step")
+
+    method.model.train_step = broken
+    method.receive([(NEWT, 1)])
+    batch = make_batch()
+    method.reward(batch)
+    method.update(batch)
+    with pytest.raises(RuntimeError, match="broken step"):
+        method.trainer.wait_idle(30)
+    with pytest.raises(RuntimeError, match="training thread failed"):
+        method.update(batch)
+    method.close()
+
+
 # -- ranking -----------------------------------------------------------------------------------------------
 def test_ranking_reward_is_normalised_thresholded_divided_and_masked(tmp_path):
     # no pairs go to the LM here (pairs_per_batch 0): the model changes only where the test says so
-    method = make_method("oni-ranking", tmp_path, train_time_share=1.0, burst_steps=30, lr=1e-3, threshold=-0.2,
-                         pairs_per_batch=0)
+    method = make_method("oni-ranking", tmp_path, train_thread=False, train_time_share=1.0, burst_steps=30, lr=1e-3,
+                         threshold=-0.2, pairs_per_batch=0)
     batch = make_batch()
     method.receive([((NEWT, WALL), 0), ((EMPTY, GOLD), 1), ((WALL, EMPTY), 2), ((GOLD, NEWT), 3)])
     assert len(method.model) == 3
@@ -210,7 +286,7 @@ def test_ranking_update_fills_the_reservoir_and_asks_for_pairs(tmp_path):
 # -- state ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ONI)
 def test_state_round_trip_keeps_labels_pairs_and_models(tmp_path, name):
-    options = {} if name == "oni-retrieval" else {"train_time_share": 1.0, "burst_steps": 3}
+    options = {} if name == "oni-retrieval" else {"train_thread": False, "train_time_share": 1.0, "burst_steps": 3}
     method = make_method(name, tmp_path, **options)
     batch = make_batch()
     for _ in range(3):

@@ -57,24 +57,27 @@ class ClassifierModel(OnlineRewardModel):
 
     def add(self, caption_id: int, label: int) -> bool:
         """Add one labelled caption (0 unhelpful, 1 helpful); False when it was already there."""
-        if caption_id in self._known:
-            return False
-        self._known.add(caption_id)
-        self._ids.append(caption_id)
-        self._labels.append(int(label))
+        with self.data_lock:
+            if caption_id in self._known:
+                return False
+            self._known.add(caption_id)
+            self._ids.append(caption_id)
+            self._labels.append(int(label))
         return True
 
-    def _evaluate(self, rows: torch.Tensor) -> torch.Tensor:
-        return (torch.softmax(self.model(rows), dim=-1)[:, 1] > self.threshold).float()
+    def _evaluate(self, network: nn.Module, rows: torch.Tensor) -> torch.Tensor:
+        return (torch.softmax(network(rows), dim=-1)[:, 1] > self.threshold).float()
 
     def train_step(self, vocab: CaptionVocabulary, rng: np.random.Generator) -> None:
-        n = len(self._ids)
-        if n == 0:
-            return
-        pick = rng.choice(n, size=min(self.batch_size, n), replace=False)
-        ids = np.asarray(self._ids)[pick]
+        with self.data_lock:
+            n = len(self._ids)
+            if n == 0:
+                return
+            pick = rng.choice(n, size=min(self.batch_size, n), replace=False)
+            ids = np.asarray(self._ids)[pick]
+            labels = np.asarray(self._labels)[pick]
         x = torch.from_numpy(vocab.rows(ids)).to(self.device)
-        y = torch.as_tensor(np.asarray(self._labels)[pick], dtype=torch.long, device=self.device)
+        y = torch.as_tensor(labels, dtype=torch.long, device=self.device)
         self.model.train()
         logits = self.model(x)
         loss = nn.functional.cross_entropy(logits, y)

@@ -22,8 +22,11 @@ Where we differ from the published learner (besides the service's fixes, see
 to the observation the action led to (our batch convention) and is masked at episode ends;
 model-based rewards are 0 until the model has taken its first gradient step; the ranking
 reward is normalised with statistics of earlier batches (this batch's values update them in
-``update``), so ``reward`` never changes state; reward-model training keeps within a share
-of wall time on CPU (``train_time_share``).
+``update``), so ``reward`` never changes state. On a CPU learner the reward model trains
+on a thread of its own (``background.py``; upstream used a thread too) and the learner
+scores with the copy published after its latest step; on a GPU learner, or with
+``train_thread`` off, the steps run inside ``update``, within a share of wall time on CPU
+(``train_time_share``).
 
 State saved in every checkpoint: the caption vocabulary, the service's label table and
 pending questions (and its counters), the model and optimizer, the schedule, the random
@@ -36,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, ClassVar, Iterable, Mapping
 
 import gymnasium as gym
@@ -49,6 +53,7 @@ from llmexplore.lm.config import LMConfig
 from llmexplore.lm.questions import MotifPreference, OniClassification, Question
 from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.common import RunningMeanStd
+from llmexplore.methods.oni.background import BackgroundTrainer
 from llmexplore.methods.oni.captions import CaptionVocabulary
 from llmexplore.methods.oni.classifier import ClassifierModel
 from llmexplore.methods.oni.labeler import OnlineLabeler
@@ -60,7 +65,7 @@ from llmexplore.methods.registry import register_method
 STATE_FORMAT = "oni-state-v1"
 #: label codes of the retrieval table besides the LM's 0 / 1
 NO_LABEL, UNKNOWN_LABEL = -1, -2
-#: reward-model training share of wall time on a CPU learner when not set
+#: reward-model training share of wall time when it runs in a CPU learner's loop and none is set
 CPU_TRAIN_TIME_SHARE = 0.25
 
 
@@ -78,9 +83,12 @@ class OniModelOptions(OniOptions):
     burst_steps: int = Field(32, ge=0, description="steps when new labels arrive (published 32)")
     burst_until: int = Field(25_000, ge=0, description="labels from which on bursts stop (published 25,000)")
     steps_per_batch: int = Field(1, ge=0, description="steps per training batch from then on (published 1)")
+    train_thread: bool | None = Field(
+        None, description="train the reward model on a thread of its own beside the learner, as upstream ONI did "
+                          "(default: on for a CPU learner, whose serial loop leaves a core idle; off on a GPU)")
     train_time_share: float | None = Field(
-        None, gt=0, description="share of wall time reward-model training may take (>= 1: no limit); "
-                                f"default 1 on a GPU learner, {CPU_TRAIN_TIME_SHARE} on CPU")
+        None, gt=0, description="share of wall time reward-model training may take (>= 1: no limit); default 1 "
+                                f"on a GPU learner or on its own thread, {CPU_TRAIN_TIME_SHARE} in a CPU learner's loop")
 
 
 class ClassificationOptions(OniModelOptions):
@@ -298,36 +306,66 @@ class OniRetrieval(_Oni):
 
 
 class _OnlineModel:
-    """Mixin: one reward model trained on the schedule, with its state."""
+    """Mixin: one reward model trained on the schedule, in the learner's loop or on its own thread."""
 
     model: OnlineRewardModel
     schedule: TrainingSchedule
+    trainer: BackgroundTrainer | None
 
-    def _make_schedule(self, options: OniModelOptions, device: torch.device) -> TrainingSchedule:
+    def _setup_training(self, options: OniModelOptions, seed: int) -> None:
+        on_thread = options.train_thread if options.train_thread is not None else self.device.type != "cuda"
         share = options.train_time_share
         if share is None:
-            share = 1.0 if device.type == "cuda" else CPU_TRAIN_TIME_SHARE
-        return TrainingSchedule(burst_steps=options.burst_steps, burst_until=options.burst_until,
-                                steps_per_batch=options.steps_per_batch, time_share=share)
+            share = 1.0 if on_thread or self.device.type == "cuda" else CPU_TRAIN_TIME_SHARE
+        self.schedule = TrainingSchedule(burst_steps=options.burst_steps, burst_until=options.burst_until,
+                                         steps_per_batch=options.steps_per_batch, time_share=share)
+        #: the training steps' own random stream (the learner's ``rng`` draws pairs and reservoir slots)
+        self.train_rng = np.random.default_rng([seed, 1])
+        self.trainer = None
+        if on_thread:
+            self.model.score_with_copies()
+            self.trainer = BackgroundTrainer(self.schedule, self._train_step, self.model.publish,
+                                             name=f"{self.name}-reward-model")
+
+    def _train_step(self) -> None:
+        self.model.train_step(self.vocab, self.train_rng)
 
     def train_models(self) -> None:
         self.schedule.on_batch(len(self.model))
-        self.schedule.run(lambda: self.model.train_step(self.vocab, self.rng))
+        if self.trainer is None:
+            self.schedule.run(self._train_step)
+        else:
+            self.trainer.check()
+            self.trainer.start()
+
+    def _training_paused(self) -> AbstractContextManager[Any]:
+        """While held, no step runs, so the training state can be read or replaced whole."""
+        return self.trainer.paused() if self.trainer is not None else nullcontext()
 
     def _model_metrics(self) -> dict[str, float]:
         out = {f"oni_rm_{k}": v for k, v in self.model.take_stats().items()}
         out.update(oni_rm_steps=float(self.schedule.steps_done), oni_rm_pending_steps=float(self.schedule.pending),
-                   oni_rm_examples=float(len(self.model)), oni_rm_train_seconds=float(self.schedule.seconds))
+                   oni_rm_examples=float(len(self.model)), oni_rm_train_seconds=float(self.schedule.seconds),
+                   oni_rm_scoring_steps=float(self.model.scoring_version))
         return out
 
     def _model_state(self) -> dict[str, Any]:
-        return {"model": self.model.state_dict(), "schedule": self.schedule.state_dict(),
-                "rng": self.rng.bit_generator.state}
+        with self._training_paused():
+            return {"model": self.model.state_dict(), "schedule": self.schedule.state_dict(),
+                    "rng": self.rng.bit_generator.state, "train_rng": self.train_rng.bit_generator.state}
 
     def _load_model_state(self, state: Mapping[str, Any]) -> None:
-        self.model.load_state_dict(state["model"])
-        self.schedule.load_state_dict(state["schedule"])
-        self.rng.bit_generator.state = state["rng"]
+        with self._training_paused():
+            self.model.load_state_dict(state["model"])
+            self.schedule.load_state_dict(state["schedule"])
+            self.rng.bit_generator.state = state["rng"]
+            if "train_rng" in state:
+                self.train_rng.bit_generator.state = state["train_rng"]
+
+    def close(self) -> None:
+        if self.trainer is not None:  # no step half-way through when the labeler and the run end
+            self.trainer.close()
+        super().close()  # type: ignore[misc]
 
 
 @register_method
@@ -343,7 +381,7 @@ class OniClassificationMethod(_OnlineModel, OniRetrieval):
             torch.manual_seed(context.seed)
             self.model = ClassifierModel(lr=options.lr, batch_size=options.batch_size, threshold=options.threshold,
                                          dropout=options.dropout, device=self.device)
-        self.schedule = self._make_schedule(options, self.device)
+        self._setup_training(options, context.seed)
 
     def on_label(self, caption_id: int, label: Any) -> None:
         if label in (0, 1) and self.model.add(caption_id, int(label)):
@@ -382,7 +420,7 @@ class OniRanking(_OnlineModel, _Oni):
             torch.manual_seed(context.seed)
             self.model = RankingModel(lr=options.lr, batch_size=options.batch_size, grad_clip=options.grad_clip,
                                       device=self.device)
-        self.schedule = self._make_schedule(options, self.device)
+        self._setup_training(options, context.seed)
         self.reservoir = CaptionReservoir(options.reservoir_size)
         self.stats = RunningMeanStd(())
 

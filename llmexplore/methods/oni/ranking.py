@@ -97,23 +97,26 @@ class RankingModel(OnlineRewardModel):
         """Add one labelled pair (0 first preferred, 1 second, 2 tie); unknown (3) is refused."""
         if label == LABEL_UNKNOWN or not 0 <= int(label) <= LABEL_TIE:
             return False
-        self._pairs.append((first, second))
-        self._labels.append(int(label))
+        with self.data_lock:
+            self._pairs.append((first, second))
+            self._labels.append(int(label))
         self.in_pairs.update((first, second))
         return True
 
-    def _evaluate(self, rows: torch.Tensor) -> torch.Tensor:
-        return self.model(rows)
+    def _evaluate(self, network: torch.nn.Module, rows: torch.Tensor) -> torch.Tensor:
+        return network(rows)
 
     def train_step(self, vocab: CaptionVocabulary, rng: np.random.Generator) -> None:
-        n = len(self._pairs)
-        if n == 0:
-            return
-        pick = rng.choice(n, size=min(self.batch_size, n), replace=False)
-        distinct, inverse = np.unique(np.asarray(self._pairs, dtype=np.int64)[pick], return_inverse=True)
+        with self.data_lock:
+            n = len(self._pairs)
+            if n == 0:
+                return
+            pick = rng.choice(n, size=min(self.batch_size, n), replace=False)
+            chosen = np.asarray(self._pairs, dtype=np.int64)[pick]
+            labels = torch.as_tensor(np.asarray(self._labels)[pick], dtype=torch.long)
+        distinct, inverse = np.unique(chosen, return_inverse=True)
         table = torch.from_numpy(vocab.rows(distinct))
         pairs = torch.from_numpy(inverse.reshape(-1, 2).astype(np.int64))
-        labels = torch.as_tensor(np.asarray(self._labels)[pick], dtype=torch.long)
         self.model.train()
         rewards = pair_rewards(self.model, table, pairs, self.device)
         loss = preference_loss(rewards, labels.to(self.device))

@@ -15,10 +15,16 @@ training may take (a token bucket: owed steps wait until the budget allows them)
 steps and their order are the published ones, only their timing moves. With
 ``time_share >= 1`` (the default on a GPU learner) every owed step runs at once, as
 published.
+
+The schedule is shared between the learner, which owes steps (``on_new_labels``,
+``on_batch``), and, when the model trains on a thread of its own (``background.py``), that
+thread, which takes them one at a time (``take_step``); ``changed`` guards the counters and
+wakes the thread.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable, Mapping
 
@@ -39,6 +45,7 @@ class TrainingSchedule:
         self.seconds = 0.0
         self._credit = 0.0
         self._last = clock()
+        self.changed = threading.Condition()
 
     @property
     def unlimited(self) -> bool:
@@ -47,12 +54,16 @@ class TrainingSchedule:
     def on_new_labels(self, total_labels: int) -> None:
         """New labels arrived; ``total_labels`` counts the usable labels now held."""
         if total_labels < self.burst_until:
-            self.pending = max(self.pending, self.burst_steps)
+            with self.changed:
+                self.pending = max(self.pending, self.burst_steps)
+                self.changed.notify_all()
 
     def on_batch(self, total_labels: int) -> None:
         """One policy training batch went by."""
         if total_labels >= self.burst_until:
-            self.pending = max(self.pending, self.steps_per_batch)
+            with self.changed:
+                self.pending = max(self.pending, self.steps_per_batch)
+                self.changed.notify_all()
 
     def run(self, step: Callable[[], Any]) -> int:
         """Take the owed steps the time budget allows now; returns how many ran."""
@@ -62,20 +73,28 @@ class TrainingSchedule:
         self._last = now
         ran = 0
         while self.pending > 0 and (self.unlimited or self._credit > 0):
-            began = self.clock()
-            step()
-            spent = self.clock() - began
-            self.seconds += spent
+            spent = self.take_step(step)
             if not self.unlimited:
                 self._credit -= spent
-            self.pending -= 1
-            self.steps_done += 1
             ran += 1
         return ran
+
+    def take_step(self, step: Callable[[], Any]) -> float:
+        """Take one owed step now, whatever the budget; returns the seconds it took."""
+        began = self.clock()
+        step()
+        spent = self.clock() - began
+        with self.changed:
+            self.seconds += spent
+            self.pending = max(self.pending - 1, 0)  # steps owed meanwhile merged into this one
+            self.steps_done += 1
+        return spent
 
     def state_dict(self) -> dict[str, Any]:
         return {"pending": self.pending, "steps_done": self.steps_done}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.pending = int(state.get("pending", 0))
-        self.steps_done = int(state.get("steps_done", 0))
+        with self.changed:
+            self.pending = int(state.get("pending", 0))
+            self.steps_done = int(state.get("steps_done", 0))
+            self.changed.notify_all()
