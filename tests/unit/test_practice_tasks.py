@@ -15,7 +15,7 @@ from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.nethack import practice, tasks
 from llmexplore.envs.nethack.adapter import NetHackEnv
 from llmexplore.errors import ConfigError
-from llmexplore.methods.maestro.interface import game_view
+from llmexplore.methods.maestro.interface import GroundMemory, game_view
 
 KEYS = ("glyphs", "inv_strs")
 MOVES = {(-1, -1): "nw", (0, -1): "n", (1, -1): "ne", (-1, 0): "w", (1, 0): "e", (-1, 1): "sw", (0, 1): "s",
@@ -66,6 +66,24 @@ def test_altar_scene_starts_beside_an_altar_at_depth_5_to_8(altar):
     x, y = view["x"], view["y"]
     assert practice.ALTAR_GLYPH in obs["glyphs"][y - 1:y + 2, x - 1:x + 2]
     assert view["nearby"]["altar"] == 1 and view["num_items"] > 0  # the worshipper's initiation holds
+
+
+def test_stepping_onto_the_altar_keeps_it_in_view_as_what_the_agent_stands_on():
+    env = _scene_env("altar")
+    try:
+        obs, _ = env.reset(seed=0)
+        ground = GroundMemory()
+        view = game_view(obs["message"], obs["blstats"], obs["glyphs"], obs["inv_strs"], ground)
+        assert view["here"] == "" and view["nearby"]["altar"] == 1
+        x, y = view["x"], view["y"]
+        rows, cols = np.nonzero(obs["glyphs"][y - 1:y + 2, x - 1:x + 2] == practice.ALTAR_GLYPH)
+        obs, *_ = env.step(env.action_names.index(MOVES[(int(cols[0]) - 1, int(rows[0]) - 1)]))
+        view = game_view(obs["message"], obs["blstats"], obs["glyphs"], obs["inv_strs"], ground)
+        assert (view["x"], view["y"]) == (x + int(cols[0]) - 1, y + int(rows[0]) - 1)  # on the altar
+        assert view["here"] == "altar" and view["nearby"]["altar"] == 1 and view["features"]["altar"] == 1
+        assert _view(obs)["nearby"]["altar"] == 0  # without the memory the agent hides the altar
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize("scene", ["shop", "altar"])

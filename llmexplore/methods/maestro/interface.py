@@ -8,7 +8,11 @@ and the validator can check every key they read against ``OBS_FIELDS``). Fields:
 * ``message`` (the text on the top line), ``branch`` (``main``, ``mines``, ``sokoban``, ...);
 * ``features``: counts of dungeon features and notable monsters shown anywhere on the
   current level's map (stairs, altars, fountains, shopkeepers, priests, ...), and
-  ``nearby``: the same counts within 4 squares of the agent;
+  ``nearby``: the same counts within 4 squares of the agent; ``here``: the dungeon feature
+  the agent stands on. The map shows the agent on its own square, hiding what is under it,
+  so ``GroundMemory`` remembers that square from the map before the agent stepped onto it
+  and both counts include it (without it an altar or a staircase vanished from ``features``
+  the moment the agent reached it);
 * ``inventory`` (item descriptions) and ``num_items``;
 * the skill's clock (``skill``, ``skill_turns``, ``skill_steps``, ``skill_start``) and episode
   counters (``episode_steps``, ``kills``, ``items_sold``, ``altar_tests``, ``max_depth``, ...);
@@ -49,6 +53,8 @@ _CMAP_FEATURES = {
 #: monsters worth naming, by NetHack's monster index
 _MONSTER_FEATURES = {"shopkeeper": (267,), "priest": (271, 272), "watchman": (278, 279), "oracle": (270,)}
 FEATURE_NAMES = tuple(_CMAP_FEATURES) + tuple(_MONSTER_FEATURES) + ("monsters", "pets", "objects")
+#: features that can lie under the agent (``here``)
+GROUND_FEATURES = tuple(_CMAP_FEATURES)
 NEARBY_RADIUS = 4
 
 SKILL_START_FIELDS = ("depth", "level_number", "dungeon_number", "experience_level", "gold", "time",
@@ -69,6 +75,8 @@ FIELD_DOCS: dict[str, str] = {
               "planes",
     "features": "counts (int) of things shown on the current level's map: " + ", ".join(FEATURE_NAMES),
     "nearby": f"the same counts within {NEARBY_RADIUS} squares of the agent",
+    "here": "the dungeon feature the agent stands on (str): one of " + ", ".join(GROUND_FEATURES)
+            + ", or '' for none or not known (just arrived on the level)",
     "inventory": "descriptions of the carried items (tuple of str), e.g. 'a blessed +1 long sword'",
     "num_items": "number of carried items (int)",
     "skill": "name of the active skill (str); for a policy over skills the skill that just ended "
@@ -122,13 +130,48 @@ def _glyph_table() -> np.ndarray:
 _TABLE = _glyph_table()
 
 
-def feature_counts(glyphs: np.ndarray, agent: tuple[int, int] | None = None) -> dict[str, int]:
-    """Counts per feature; ``agent`` (row, column) is left out (the agent's own glyph is a monster)."""
+def feature_counts(glyphs: np.ndarray, agent: tuple[int, int] | None = None, under: int = -1) -> dict[str, int]:
+    """Counts per feature; ``agent`` (row, column) counts as ``under`` (a feature index, -1 for
+    nothing), not as the agent's own glyph (a monster)."""
     ids = _TABLE[np.asarray(glyphs, dtype=np.int64)]
     if agent is not None and 0 <= agent[0] < ids.shape[0] and 0 <= agent[1] < ids.shape[1]:
-        ids[agent] = -1
+        ids[agent] = under
     counts = np.bincount(ids[ids >= 0], minlength=len(FEATURE_NAMES))
     return dict(zip(FEATURE_NAMES, counts.tolist()))
+
+
+_GROUND = np.zeros(len(FEATURE_NAMES), dtype=bool)
+_GROUND[: len(GROUND_FEATURES)] = True
+
+
+class GroundMemory:
+    """The dungeon feature under the agent (a feature index, -1 for none or not known).
+
+    The agent's square shows the agent. What it covers is read from the previous step's map
+    when the agent has moved since (stairs, altars and fountains do not move); on a new level
+    it is unknown until the agent takes a step. A monster or an object shown on the square
+    before the agent arrived hides the feature too: then it is unknown as well.
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.under = -1
+        self._glyphs: np.ndarray | None = None
+        self._where: tuple[int, int, int, int] | None = None  # dungeon, level, row, column
+
+    def update(self, glyphs: np.ndarray, blstats: np.ndarray) -> int:
+        where = (int(blstats[23]), int(blstats[24]), int(blstats[1]), int(blstats[0]))
+        last = self._where
+        if last is None or last[:2] != where[:2]:
+            self.under = -1
+        elif last[2:] != where[2:] and self._glyphs is not None:
+            feature = int(_TABLE[int(self._glyphs[where[2], where[3]])])
+            self.under = feature if feature >= 0 and _GROUND[feature] else -1
+        self._glyphs = np.array(glyphs, copy=True)
+        self._where = where
+        return self.under
 
 
 def inventory(inv_strs: np.ndarray) -> tuple[str, ...]:
@@ -169,17 +212,20 @@ class EpisodeCounters:
 
 
 def game_view(message: np.ndarray, blstats: np.ndarray, glyphs: np.ndarray,
-              inv_strs: np.ndarray) -> dict[str, Any]:
-    """The game part of ``obs`` (no skill or episode fields) from NLE arrays."""
+              inv_strs: np.ndarray, ground: GroundMemory | None = None) -> dict[str, Any]:
+    """The game part of ``obs`` (no skill or episode fields) from NLE arrays; ``ground`` (updated
+    here) knows what lies under the agent, else nothing is taken to."""
     stats = [int(v) for v in np.asarray(blstats).tolist()]
     view: dict[str, Any] = dict(zip(BLSTAT_NAMES, stats))
     view["message"] = decode_message(message)
     view["branch"] = BRANCHES.get(view["dungeon_number"], "other")
     glyphs = np.asarray(glyphs)
     x, y, r = view["x"], view["y"], NEARBY_RADIUS
-    view["features"] = feature_counts(glyphs, (y, x))
+    under = ground.update(glyphs, blstats) if ground is not None else -1
+    view["here"] = FEATURE_NAMES[under] if under >= 0 else ""
+    view["features"] = feature_counts(glyphs, (y, x), under)
     top, left = max(y - r, 0), max(x - r, 0)
-    view["nearby"] = feature_counts(glyphs[top:y + r + 1, left:x + r + 1], (y - top, x - left))
+    view["nearby"] = feature_counts(glyphs[top:y + r + 1, left:x + r + 1], (y - top, x - left), under)
     items = inventory(inv_strs)
     view["inventory"] = items
     view["num_items"] = len(items)
@@ -192,7 +238,7 @@ def example_obs(**overrides: Any) -> dict[str, Any]:
     probe input for generated code and as scripted states in tests."""
     stats = (40, 10, 16, 16, 14, 15, 10, 10, 10, 0, 14, 14, 1, 0, 2, 2, 6, 0, 1, 0, 1, 1, 0, 0, 1, 0, 0)
     obs: dict[str, Any] = dict(zip(BLSTAT_NAMES, stats))
-    obs.update(message="", branch="main", num_items=2, skill="discoverer", skill_turns=0, skill_steps=0,
+    obs.update(message="", here="", branch="main", num_items=2, skill="discoverer", skill_turns=0, skill_steps=0,
                available=(), rng=0.5,
                inventory=("a +1 long sword (weapon in hand)", "an uncursed food ration"))
     obs["features"] = {name: 0 for name in FEATURE_NAMES}
@@ -223,6 +269,8 @@ def probe_observations() -> list[dict[str, Any]]:
         example_obs(message="There is a staircase down here.", features={"stairs_down": 1},
                     nearby={"stairs_down": 1}),
         example_obs(features={"altar": 1}, nearby={"altar": 1}, skill="worshipper", skill_turns=40),
+        example_obs(features={"altar": 1}, nearby={"altar": 1}, here="altar", skill="worshipper",
+                    message="There is an altar to Anhur (chaotic) here; 2 other objects."),
         example_obs(features={"shopkeeper": 1, "objects": 30}, nearby={"shopkeeper": 1}, skill="merchant",
                     message="Hello Agent! Welcome to Asidonhopo's general store!"),
         example_obs(depth=3, level_number=3, skill="descender", skill_start={"depth": 2}, skill_turns=120,

@@ -20,7 +20,7 @@ import numpy as np
 
 from llmexplore.envs.base import EPISODE_STATS_KEY
 from llmexplore.envs.wrappers import EpisodicMessageCount
-from llmexplore.methods.maestro.interface import SKILL_START_FIELDS, EpisodeCounters, game_view
+from llmexplore.methods.maestro.interface import SKILL_START_FIELDS, EpisodeCounters, GroundMemory, game_view
 from llmexplore.methods.maestro.program import SkillProgram
 
 SKILL_KEY = "skill"
@@ -40,6 +40,7 @@ class SkillWrapper(gym.Wrapper):
         self._onehot = np.eye(len(self.skills), dtype=np.float32)
         self.rng = np.random.default_rng([seed, 17])
         self.counters = EpisodeCounters()
+        self.ground = GroundMemory()
         self.memory: dict[str, Any] = {}
         self.skill = self.skills[0]
         self._start: dict[str, int] = {}
@@ -52,6 +53,7 @@ class SkillWrapper(gym.Wrapper):
         if seed is not None:
             self.rng = np.random.default_rng([seed, 17])
         self.memory = {}
+        self.ground.reset()
         self._start, self._start_steps = {}, 0  # no skill yet: the first one starts below
         self._stats = {f"maestro_{what}_{s}": 0.0 for what in ("steps", "activations", "terminations")
                        for s in self.skills}
@@ -83,7 +85,7 @@ class SkillWrapper(gym.Wrapper):
 
     # -- helpers --------------------------------------------------------------------------------------
     def _game(self, obs: dict[str, np.ndarray]) -> dict[str, Any]:
-        return game_view(obs["message"], obs["blstats"], obs["glyphs"], obs["inv_strs"])
+        return game_view(obs["message"], obs["blstats"], obs["glyphs"], obs["inv_strs"], self.ground)
 
     def _with_skill(self, view: dict[str, Any]) -> dict[str, Any]:
         view.update(self.counters.values)
