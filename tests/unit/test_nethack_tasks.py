@@ -12,7 +12,30 @@ from llmexplore.envs.nethack.adapter import NetHackEnv, count_kills
 from llmexplore.envs.nethack.text import decode_message, encode_message, status_line
 from tests.helpers.nethack_play import action_index, descend_once
 
-STAIRCASE_SEEDS = (18, 30, 38)  # games where the scripted walk reaches a '>' within budget
+#: games where the scripted walk usually reaches a '>' within budget. NetHack reads the date
+#: (luck on a full moon, a new moon, Friday the 13th), which changes the rolls of a game, so on
+#: some days a seed's walk ends elsewhere: the tests use the first three that reach the stairs today.
+STAIRCASE_CANDIDATES = (18, 30, 38, 49, 50, 1, 2, 3)
+
+
+def _walk(task: str, seed: int):
+    """(env, result of the '>' press or None) of the scripted walk on one seed."""
+    env = NetHackEnv(task, extra_keys=("chars",))
+    obs, _ = env.reset(seed=seed)
+    return env, descend_once(env, obs, np.random.default_rng(seed))
+
+
+@pytest.fixture(scope="module")
+def staircase_seeds() -> list[int]:
+    found = []
+    for seed in STAIRCASE_CANDIDATES:
+        env, result = _walk("staircase", seed)
+        env.close()
+        if result is not None:
+            found.append(seed)
+        if len(found) == 3:
+            return found
+    pytest.fail(f"the scripted walk reached the stairs on only {found} of the seeds {STAIRCASE_CANDIDATES}")
 
 
 def _observation(env: NetHackEnv, message: str = "", dlevel: int = 1, condition: int = 0,
@@ -102,11 +125,9 @@ def test_kills_stat_adds_up_visible_and_skipped_messages():
     assert stats["gold"] == gold > 0
 
 
-@pytest.mark.parametrize("seed", STAIRCASE_SEEDS)
-def test_staircase_pays_50_and_ends_with_descend_message_kept(seed):
-    env = NetHackEnv("staircase", extra_keys=("chars",))
-    obs, _ = env.reset(seed=seed)
-    result = descend_once(env, obs, np.random.default_rng(seed))
+@pytest.mark.parametrize("which", range(3))
+def test_staircase_pays_50_and_ends_with_descend_message_kept(staircase_seeds, which):
+    env, result = _walk("staircase", staircase_seeds[which])
     assert result is not None, "scripted walk did not reach the stairs"
     obs, reward, terminated, truncated, info = result
     assert "You descend the stairs" in decode_message(obs["message"])
@@ -116,10 +137,9 @@ def test_staircase_pays_50_and_ends_with_descend_message_kept(seed):
     env.close()
 
 
-def test_score_task_keeps_descend_message_too():
-    env = NetHackEnv("score", extra_keys=("chars",))
-    obs, _ = env.reset(seed=STAIRCASE_SEEDS[0])
-    obs, reward, terminated, *_ = descend_once(env, obs, np.random.default_rng(STAIRCASE_SEEDS[0]))
+def test_score_task_keeps_descend_message_too(staircase_seeds):
+    env, result = _walk("score", staircase_seeds[0])
+    obs, reward, terminated, *_ = result
     assert "You descend the stairs" in decode_message(obs["message"])
     assert not terminated
     assert obs["blstats"][nethack.NLE_BL_DEPTH] == 2
