@@ -28,6 +28,26 @@ def test_every_shipped_template_reads_back_its_fields():
             assert template.parse("System: be brief.\n\n" + text + "\n") == fields
 
 
+@pytest.mark.parametrize("text", [
+    "Q: {a}\nA: {b}\nEnd.",  # starts with fixed text
+    "{a} versus {b}.",  # starts with a field
+    "Say {a}, then {a} again.",  # a repeated field: left to the regex's backreference
+])
+def test_the_quick_reading_agrees_with_the_regex(text):
+    template = Template(text)
+    values = ["", "x", "A: y", "versus", ", then", "End.", "again.", "{}", "\n"]
+    for a in values:
+        for b in values:
+            fields = {"a": a, "b": b} if "{b}" in text else {"a": a}
+            rendered = template.render(**fields)
+            for candidate in (rendered, rendered + " tail", "head " + rendered, rendered[:-1]):
+                m = template._regex.search(candidate)
+                by_regex = None
+                if m is not None and template.text.format_map(m.groupdict()) == m.group(0):
+                    by_regex = m.groupdict()
+                assert template.parse(candidate) == by_regex, (text, candidate)
+
+
 def test_templates_do_not_confuse_each_other():
     lib = PromptLibrary()
     for t in lib.templates():
