@@ -162,7 +162,8 @@ class GroundMemory:
         self._where: tuple[int, int, int, int] | None = None  # dungeon, level, row, column
 
     def update(self, glyphs: np.ndarray, blstats: np.ndarray) -> int:
-        where = (int(blstats[23]), int(blstats[24]), int(blstats[1]), int(blstats[0]))
+        where = (int(blstats[nethack.NLE_BL_DNUM]), int(blstats[nethack.NLE_BL_DLEVEL]),
+                 int(blstats[nethack.NLE_BL_Y]), int(blstats[nethack.NLE_BL_X]))
         last = self._where
         if last is None or last[:2] != where[:2]:
             self.under = -1
