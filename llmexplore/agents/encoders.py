@@ -25,6 +25,8 @@ import torch
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
+from llmexplore.envs.base import ENV_UID_KEY
+
 TRIGRAM_BUCKETS = 4096
 
 
@@ -157,7 +159,7 @@ class GenericEncoder(Encoder):
 
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
         super().__init__(cfg)
-        self.keys = [k for k in obs_space.spaces if k != "env_uid"]
+        self.keys = [k for k in obs_space.spaces if k != ENV_UID_KEY]
         size = sum(_flat_size(obs_space.spaces[k]) for k in self.keys)
         self.net = nn.Sequential(nn.Linear(size, 256), nn.ELU(), nn.Linear(256, 256), nn.ELU())
 

@@ -8,7 +8,10 @@ METHODS.md's combination
 
 (the sampler has already scaled and clipped r_env), let the method train online on the
 batch, and add the method's state to every checkpoint so a resumed run continues with
-everything it had learned. The runners below swap this learner into sample-factory's
+everything it had learned. A method may also end returns inside an episode
+(``IntrinsicReward.return_ends``, e.g. where a MaestroMotif skill hands over): only the
+advantage estimate sees those ends, never the recurrent state's replay, which must match what
+the actors computed. The runners below swap this learner into sample-factory's
 ``LearnerWorker``.
 """
 
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import defaultdict
 from typing import Any, Optional
 
 import numpy as np
@@ -30,39 +32,15 @@ from sample_factory.utils.utils import log
 
 from llmexplore.agents.checkpoints import load_checkpoint_file, reset_policy_parts
 from llmexplore.agents.run_settings import RunSettings
-from llmexplore.agents.sf_env import ENV_UID_KEY
+from llmexplore.envs.base import ENV_UID_KEY
 from llmexplore.methods import IntrinsicReward, RewardBatch
+from llmexplore.methods.segments import SegmentSums
 
 #: key of our learner's report in sample-factory's stats messages
 REPORT_KEY = "llmexplore"
 #: key of our state inside sample-factory checkpoints
 CHECKPOINT_KEY = "llmexplore"
 METRICS_EVERY_SEC = 5.0
-
-
-class EpisodeIntrinsicReturns:
-    """Adds up each env's intrinsic reward across batches and emits it when an episode ends."""
-
-    def __init__(self) -> None:
-        self.partial: dict[int, float] = defaultdict(float)
-
-    def add(self, uids: np.ndarray, rewards: np.ndarray, dones: np.ndarray) -> list[float]:
-        finished: list[float] = []
-        for uid, row_r, row_d in zip(uids, rewards, dones):
-            acc = self.partial[int(uid)]
-            ends = np.flatnonzero(row_d)
-            start = 0
-            for end in ends:
-                finished.append(acc + float(row_r[start : end + 1].sum()))
-                acc, start = 0.0, end + 1
-            self.partial[int(uid)] = acc + float(row_r[start:].sum())
-        return finished
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"partial": dict(self.partial)}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.partial = defaultdict(float, {int(k): float(v) for k, v in state.get("partial", {}).items()})
 
 
 class IntrinsicLearner(Learner):
@@ -74,11 +52,14 @@ class IntrinsicLearner(Learner):
         self.method = method_cls(options, self.settings.method_context(), self.env_info.obs_space)
         self.ext_coef = float(self.settings.ext_coef)
         self.int_coef = float(self.settings.int_coef)
-        self.episode_returns = EpisodeIntrinsicReturns()
+        #: each env's intrinsic return of the episode so far, across batches
+        self.episode_returns = SegmentSums()
         self._resumed = False
         self.parent_report: dict | None = None
         self._sums = np.zeros(3)  # r_ext, r_int, steps since the last report
         self._last_metrics_time = 0.0
+        #: [N, T] bool, where the current batch's returns end although the episode goes on
+        self._return_ends: torch.Tensor | None = None
         return super().init()
 
     # -- checkpoints ---------------------------------------------------------------------------
@@ -135,18 +116,44 @@ class IntrinsicLearner(Learner):
             r_int = self.method.reward(rewards_batch).to(batch["rewards"].device, torch.float32)
             r_ext = batch["rewards"]
             self._sums += (float(r_ext.sum()), float(r_int.sum()), r_ext.numel())
-            finished = self.episode_returns.add(
+            finished = [total for _, _, total in self.episode_returns.add(
                 batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy(),
                 r_int.cpu().numpy(),
                 batch["dones"].cpu().numpy(),
-            )
+            )]
             r_ext.mul_(self.ext_coef).add_(r_int, alpha=self.int_coef)  # in place: the batch owns this buffer
+            ends = self.method.return_ends(rewards_batch)
+            self._return_ends = None if ends is None else ends.to(batch["dones"].device).bool()
         with self.timing.add_time("intrinsic_update"):
             update_metrics = self.method.update(rewards_batch)
         stats = super().train(batch)
         if stats is not None:
             stats[REPORT_KEY] = self._report(finished, update_metrics)
         return stats
+
+    def _prepare_batch(self, batch: TensorDict):
+        """sample-factory's batch preparation, with the method's return ends shown to GAE alone.
+
+        GAE reads ``dones`` as "the return stops here"; the recurrent replay reads the same tensor,
+        copied to ``dones_cpu`` at the end of the preparation, as "the hidden state was reset here",
+        which the actors did only at episode ends. So GAE gets the ends merged in, and both
+        ``dones`` tensors of the prepared buffer get the true episode ends back.
+        """
+        ends, self._return_ends = self._return_ends, None
+        if ends is None:
+            return super()._prepare_batch(batch)
+        if self.cfg.with_vtrace:  # V-trace computes returns from the same tensor as the replay
+            raise RuntimeError("ending returns inside episodes needs GAE; run with with_vtrace off")
+        episode_ends = batch["dones"]
+        batch["dones"] = episode_ends | ends
+        try:
+            buff, experience_size, num_invalids = super()._prepare_batch(batch)
+        finally:
+            batch["dones"] = episode_ends
+        flat = episode_ends.reshape(experience_size)
+        buff["dones"] = flat
+        buff["dones_cpu"] = flat.to("cpu", copy=True, dtype=torch.float)
+        return buff, experience_size, num_invalids
 
     def _report(self, finished: list[float], update_metrics: dict[str, float]) -> dict[str, Any]:
         report: dict[str, Any] = {"intrinsic_returns": finished}

@@ -10,10 +10,10 @@ import numpy as np
 
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs import make_adapter
+from llmexplore.envs.base import ENV_UID_KEY
 from llmexplore.envs.wrappers import DropKeys
 
 SF_ENV_NAME = "llmexplore"
-ENV_UID_KEY = "env_uid"
 _SEED_STRIDE = 1_000_003
 
 

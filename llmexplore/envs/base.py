@@ -11,6 +11,9 @@ import numpy as np
 
 #: info key on the last step of an episode that carries its flat, scalar stats.
 EPISODE_STATS_KEY = "episode_extra_stats"
+#: observation key the training env adds: which env instance a step came from, so learner-side
+#: sums (episode returns, skill activations) can follow one env across batches
+ENV_UID_KEY = "env_uid"
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,16 @@ class IntrinsicReward(ABC):
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         """Intrinsic reward per transition, shape [N, T], before the c_int coefficient."""
 
+    def return_ends(self, batch: RewardBatch) -> torch.Tensor | None:
+        """[N, T], 1 where the return of transition t should end although the episode goes on;
+        None (the default): returns end at episode ends only.
+
+        Why: with options, each one maximises its own reward until it terminates, so its return
+        must not include what is paid after it hands over (MaestroMotif's skills). The learner
+        shows these ends to the advantage estimate only, not to the recurrent state.
+        """
+        return None
+
     def update(self, batch: RewardBatch) -> dict[str, float]:
         """Online training step on the batch (after ``reward``); returns metrics to log."""
         return {}

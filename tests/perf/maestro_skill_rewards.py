@@ -5,10 +5,11 @@ model per skill and the oracle's skill code, then trains the skill-conditioned p
 intrinsic reward only (c_ext = 0) for each seed, and reports per skill, at the start and at the
 end of training:
 
-* from the learner (what PPO actually optimised): the mean r_int per step where the skill acted
-  (Motif's thresholded, count-discounted reward of that skill's model), the mean raw z-scored
-  model output r_hat there, and the skill's share of steps, averaged over the first and the last
-  ``--window`` share of the budget;
+* from the learner (what PPO actually optimised), as a curve over ``--windows`` equal shares of the
+  budget: each skill's mean return per activation (its reward summed over one call of the skill,
+  what it maximises when returns end at hand-overs, the default), the activations that ended, the
+  mean r_int per step where the skill acted (Motif's thresholded, count-discounted reward of that
+  skill's model) and the skill's share of steps;
 * from evaluation episodes (same seeds, sampled actions) of the untrained network (``start``: the
   run's architecture with fresh random weights) and of the final checkpoint (``end``), scored with
   the run's method: r_int per active step, r_int summed per activation (one call of the skill),
@@ -18,7 +19,7 @@ end of training:
 Nothing is tuned to the outcome; every setting is on the command line and printed with the figures.
 
     PYTHONPATH=$PWD python tests/perf/maestro_skill_rewards.py --out /tmp/maestro-skills [--steps 300000]
-        [--seeds 0 1] [--episodes 8] [--pairs 20000] [-o count_scope=activation]
+        [--seeds 0 1] [--episodes 8] [--pairs 20000] [--task nethack:maestro-practice] [-o returns=episode]
 """
 
 from __future__ import annotations
@@ -70,28 +71,26 @@ def build_artifacts(out: Path, args: argparse.Namespace) -> tuple[Path, Path]:
     return rewards, code
 
 
-def learner_windows(run_dir: Path, steps: int, window: float) -> dict[str, dict[str, dict[str, float]]]:
-    """Per skill and window (start/end): mean of the learner's per-skill metrics over its reports."""
+def learner_curve(run_dir: Path, steps: int, windows: int) -> dict[str, list[dict[str, float]]]:
+    """Per skill, one entry per window (an equal share of the budget) of the learner's metrics: share of
+    steps, mean r_int and raw r_hat per step where the skill acted (weighted by its steps in each report),
+    activations that ended, and their mean return (weighted by activations)."""
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line]
     rows = [r for r in rows if "maestro_share_discoverer" in r]
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: dict[str, list[dict[str, float]]] = {}
     for skill in SKILLS:
-        out[skill] = {}
-        for name, keep in (
-            ("start", lambda s: s <= window * steps),
-            ("end", lambda s: s >= (1 - window) * steps),
-        ):
-            picked = [r for r in rows if keep(r["env_steps"])]
+        out[skill] = []
+        for w in range(windows):
+            low, high = w * steps / windows, (w + 1) * steps / windows
+            picked = [r for r in rows if low < r["env_steps"] <= high or (w == 0 and r["env_steps"] <= low)]
             values: dict[str, float] = {"share": _mean([r[f"maestro_share_{skill}"] for r in picked])}
-            for key in ("reward", "rhat"):
-                weighted = [
-                    (r[f"maestro_{key}_{skill}"], r[f"maestro_share_{skill}"])
-                    for r in picked
-                    if f"maestro_{key}_{skill}" in r
-                ]
-                total = sum(w for _, w in weighted)
-                values[key] = sum(v * w for v, w in weighted) / total if total else float("nan")
-            out[skill][name] = values
+            for key, weight in (("reward", "share"), ("rhat", "share"), ("return", "ended")):
+                pairs = [(r[f"maestro_{key}_{skill}"], r.get(f"maestro_{weight}_{skill}", 0.0))
+                         for r in picked if f"maestro_{key}_{skill}" in r]
+                total = sum(w_ for _, w_ in pairs)
+                values[key] = sum(v * w_ for v, w_ in pairs) / total if total else float("nan")
+            values["ended"] = sum(r.get(f"maestro_ended_{skill}", 0.0) for r in picked)
+            out[skill].append(values)
     return out
 
 
@@ -173,7 +172,7 @@ def main() -> None:
     parser.add_argument("--task", default="nethack:maestro-score")
     parser.add_argument("--episodes", type=int, default=8, help="evaluation episodes per policy")
     parser.add_argument(
-        "--window", type=float, default=0.2, help="share of the budget that is 'start' / 'end'"
+        "--windows", type=int, default=5, help="learner curve: the budget is cut into this many windows"
     )
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--rm-lr", type=float, default=3e-4)
@@ -205,7 +204,7 @@ def main() -> None:
             quiet=True,
         )
         trained = time.perf_counter() - began
-        learner = learner_windows(run_dir, args.steps, args.window)
+        learner = learner_curve(run_dir, args.steps, args.windows)
         start, end = (
             evaluate(run_dir, True, args.episodes, seed),
             evaluate(run_dir, False, args.episodes, seed),
@@ -225,16 +224,21 @@ def main() -> None:
             f"{end['episode']['length']:.0f}, intrinsic return {start['episode']['intrinsic_return']:.3f} -> "
             f"{end['episode']['intrinsic_return']:.3f}"
         )
-        print(
-            "   skill       | learner r_int/step  r_hat/step   share  | eval r_int/step  r_int/activation  "
-            "r_hat/step   activations  terminations  steps"
-        )
+        print("   learner, by window of the budget (first > ... > last):")
         for skill in SKILLS:
-            a, b = learner[skill]["start"], learner[skill]["end"]
+            curve = learner[skill]
+            returns = " > ".join(fmt(c["return"]) for c in curve)
+            ended = " ".join(f"{c['ended']:.0f}" for c in curve)
+            per_step = " > ".join(fmt(c["reward"]) for c in curve)
+            shares = " ".join(f"{c['share']:.2f}" for c in curve)
+            print(f"   {skill:11s} return/activation {returns}   (activations {ended})")
+            print(f"   {'':11s} r_int/step        {per_step}   (share {shares})")
+        print("   skill       | eval r_int/step  r_int/activation  r_hat/step   activations  terminations"
+              "  steps")
+        for skill in SKILLS:
             s, e = start[skill], end[skill]
             print(
-                f"   {skill:11s} | {fmt(a['reward'])}>{fmt(b['reward'])} {fmt(a['rhat'])}>{fmt(b['rhat'])} "
-                f"{a['share']:.2f}>{b['share']:.2f} | {fmt(s['r_int_per_step'])}>{fmt(e['r_int_per_step'])} "
+                f"   {skill:11s} | {fmt(s['r_int_per_step'])}>{fmt(e['r_int_per_step'])} "
                 f"{fmt(s['r_int_per_activation'])}>{fmt(e['r_int_per_activation'])} "
                 f"{fmt(s['r_hat_per_step'])}>{fmt(e['r_hat_per_step'])} "
                 f"{s['activations']:5.1f}>{e['activations']:5.1f} "

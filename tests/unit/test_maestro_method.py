@@ -88,12 +88,18 @@ def test_wrapper_adds_the_skill_key_and_reports_skills_per_episode(code_dir):
     assert stats["maestro_activations_discoverer"] >= 1 and stats["maestro_code_errors"] == 0
 
 
-def test_call_and_return_switching_and_counts_per_activation(code_dir, tmp_path):
-    code = tmp_path / "code"
+def switching_code(root: Path) -> Path:
+    """Reference code whose skills each act three steps, discoverer and descender taking turns."""
+    code = root / "code"
     generate_code(code, OracleLM(), skill_targets() + [training_target()])
     for skill in SKILLS:
         (code / f"skills/{skill}/termination.py").write_text(SWITCHING_TERMINATION)
     (code / "policies/training.py").write_text(ALTERNATING_POLICY)
+    return code
+
+
+def test_call_and_return_switching_and_counts_per_activation(code_dir, tmp_path):
+    code = switching_code(tmp_path)
     env = build_env(settings(code, count_scope="activation"))
     try:
         frames, stats = play(env, 9, seed=1)
@@ -102,6 +108,7 @@ def test_call_and_return_switching_and_counts_per_activation(code_dir, tmp_path)
     skills = [SKILLS[int(np.argmax(f["skill"]))] for f in frames]
     # each skill acts for three steps (skill_steps reaches 3), then the policy alternates
     assert skills == ["discoverer"] * 3 + ["descender"] * 3 + ["discoverer"] * 3 + ["descender"]
+    assert [float(f["skill_started"][0]) for f in frames] == [1, 0, 0] * 3 + [1]
     assert stats is None
     counts = [float(f[EPISODIC_MESSAGE_COUNT_KEY][0]) for f in frames]
     messages = [bytes(f["message"]) for f in frames]
@@ -111,16 +118,20 @@ def test_call_and_return_switching_and_counts_per_activation(code_dir, tmp_path)
             assert counts[t] == sum(messages[u] == messages[t] for u in range(start + 1, t + 1)), (t, counts)
 
 
-def make_batch(skills: list[list[str]], messages: list[list[str]], dones: list[list[int]]) -> RewardBatch:
+def make_batch(skills: list[list[str]], messages: list[list[str]], dones: list[list[int]],
+               started: list[list[int]] | None = None, uids: list[int] | None = None) -> RewardBatch:
+    """``started`` marks observations that begin an activation (default: where the skill changes)."""
     onehot = torch.stack([torch.stack([torch.eye(5)[SKILLS.index(s)] for s in row]) for row in skills])
     msg = torch.from_numpy(np.stack([[encode_message(m) for m in row] for row in messages]))
     counts = torch.ones(msg.shape[0], msg.shape[1], 1)
     d = torch.tensor(dones, dtype=torch.float32)
-    return RewardBatch(
-        obs={"message": msg, "skill": onehot, EPISODIC_MESSAGE_COUNT_KEY: counts},
-        actions=torch.zeros_like(d),
-        dones=d,
-    )
+    if started is None:
+        started = [[int(t == 0 or row[t] != row[t - 1]) for t in range(len(row))] for row in skills]
+    obs = {"message": msg, "skill": onehot, EPISODIC_MESSAGE_COUNT_KEY: counts,
+           "skill_started": torch.tensor(started, dtype=torch.float32)[..., None]}
+    if uids is not None:
+        obs["env_uid"] = torch.tensor(uids, dtype=torch.int32)[:, None, None].expand(-1, msg.shape[1], 1)
+    return RewardBatch(obs=obs, actions=torch.zeros_like(d), dones=d)
 
 
 def make_method(code: Path, rewards: Path, **options):
@@ -244,3 +255,92 @@ def test_each_episode_starts_with_a_fresh_skill_clock(code_dir, tmp_path):
             assert stats["maestro_activations_descender"] == 0
     finally:
         env.close()
+
+
+def test_activation_returns_are_summed_across_batches_and_end_the_return(code_dir, reward_dir):
+    rewards, z = reward_dir
+    method = make_method(code_dir, rewards, eps_quantile=0.0, eps_floor=None)
+    kill, gold = "You kill the newt!", "You see here 3 gold pieces."
+    # env 7: a discoverer activation runs through both batches and ends when descender starts;
+    # env 9: merchant hands over to merchant again (a new activation of the same skill), then the episode ends
+    first = make_batch([["discoverer"] * 3, ["merchant"] * 3], [["", kill, gold], ["", gold, kill]],
+                       [[0, 0], [0, 0]], started=[[1, 0, 0], [1, 0, 1]], uids=[7, 9])
+    ends = method.return_ends(first)
+    assert ends.tolist() == [[False, False], [False, True]]
+    method.reward(first)
+    second = make_batch([["discoverer", "discoverer", "descender"], ["merchant"] * 3],
+                        [[gold, kill, ""], [kill, "", ""]], [[0, 0], [0, 1]], started=[[0, 0, 1], [0, 0, 1]],
+                        uids=[7, 9])
+    assert method.return_ends(second).tolist() == [[False, True], [False, False]]  # episode ends are not ours
+    method.reward(second)
+    metrics = method.metrics()
+    d, m = z["discoverer"], z["merchant"]
+    assert metrics["maestro_ended_discoverer"] == 1 and metrics["maestro_ended_merchant"] == 2
+    # discoverer: "" -> kill -> gold in the first batch, gold -> kill -> "" in the second, then hands over;
+    # merchant: one activation of two steps, then one of a step plus the episode's last (unpaid) step
+    assert metrics["maestro_return_discoverer"] == pytest.approx(2 * d[kill] + d[gold] + d[""], abs=1e-4)
+    assert metrics["maestro_return_merchant"] == pytest.approx((m[gold] + m[kill] + m[""]) / 2, abs=1e-4)
+    assert "maestro_return_descender" not in metrics and metrics["maestro_ended_descender"] == 0
+    episode = make_method(code_dir, rewards, returns="episode")
+    assert episode.return_ends(first) is None
+
+
+def test_the_learner_ends_returns_where_a_skill_hands_over_and_keeps_the_recurrent_state(reward_dir,
+                                                                                         tmp_path):
+    """sample-factory's own batch preparation in our learner: GAE sees each activation's end, while the
+    recurrent replay (``dones_cpu``) sees episode ends only, as the actors did."""
+    from sample_factory.algo.utils.env_info import extract_env_info
+    from sample_factory.algo.utils.model_sharing import ParameterServer
+    from sample_factory.algo.utils.shared_buffers import alloc_trajectory_tensors
+
+    from llmexplore.agents.config import TrainConfig
+    from llmexplore.agents.learner import IntrinsicLearner
+    from llmexplore.agents.training import build_sf_config, register_components
+
+    rewards, _ = reward_dir
+    code = switching_code(tmp_path)
+    prepared = {}
+
+    class Spy(IntrinsicLearner):
+        def _prepare_batch(self, batch):
+            prepared["buff"] = super()._prepare_batch(batch)[0]
+            return prepared["buff"], 64, 0
+
+    register_components()
+    advantages = {}
+    for returns in ("activation", "episode"):
+        run = RunSettings(task="nethack:score", method="maestro", seed=3, run_dir=str(tmp_path / returns),
+                          ext_coef=1.0, int_coef=0.0, encoder="nethack", policy_keys=("skill",),
+                          method_options={"reward_models": str(rewards), "code": str(code),
+                                          "returns": returns})
+        cfg = build_sf_config(run, TrainConfig(envs_per_worker=2, batch_size=64).resolved("nethack"), 10_000)
+        env = build_env(run)
+        try:
+            env_info = extract_env_info(env, cfg)
+            frames, stats = play(env, 64, seed=2)
+        finally:
+            env.close()
+        assert stats is None and len(frames) == 65
+        batch = alloc_trajectory_tensors(env_info, 2, 32, cfg.rnn_size, torch.device("cpu"), False)
+        for key, tensor in batch["obs"].items():
+            for row in range(2):
+                tensor[row] = torch.from_numpy(np.stack([f[key] for f in frames[32 * row:32 * row + 33]]))
+        for key in ("rnn_states", "values", "actions", "action_logits", "log_prob_actions", "policy_version"):
+            batch[key].zero_()
+        batch["rewards"].fill_(1.0)  # c_ext 1, c_int 0: every transition pays 1
+        batch["dones"].fill_(False)
+        batch["policy_id"].fill_(0)
+        batch["valids"].fill_(True)
+        versions = torch.zeros(1, dtype=torch.int32)
+        learner = Spy(cfg, env_info, versions, 0, ParameterServer(0, versions, serial_mode=True))
+        learner.init()
+        learner.train(batch)
+        buff = prepared.pop("buff")
+        assert float(buff["dones_cpu"].sum()) == 0  # the replay never resets the hidden state here
+        advantages[returns] = buff["advantages"].reshape(2, 32)[:, :-1]  # the last step bootstraps from V
+        starts = torch.stack([batch["obs"]["skill_started"][row, 1:, 0] for row in range(2)])[:, :-1].bool()
+    assert 0 < int(starts.sum()) < starts.numel()
+    # values are 0, so an advantage is the discounted sum of rewards until the return ends
+    assert torch.allclose(advantages["activation"][starts], torch.ones(int(starts.sum())))
+    assert bool((advantages["activation"][~starts] > 1.5).all())
+    assert bool((advantages["episode"] > 1.5).all())

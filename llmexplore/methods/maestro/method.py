@@ -12,6 +12,12 @@ Learner side: for the transition from o_t to o_{t+1}, with k the skill that acte
 with each model's own normalisation and threshold (``motif.scorer.RewardScorer``) and N the
 message count, per episode as published or per skill activation (``count_scope``).
 
+Returns (``returns``): by default each activation's return ends where the skill hands over
+(``return_ends``: the learner shows GAE an end there, the recurrent state is not reset), so each
+skill maximises its own reward over its own activation, as an option in call-and-return
+execution does. With ``returns: episode`` returns run over whole episodes, so a skill is also
+credited with what later skills earn (e.g. staying alive for them).
+
 eps_k is the saved quantile of model k's z-scored rewards over unique messages (``eps_quantile``)
 but never below ``eps_floor`` (0 by default). Why the floor: the z-scoring mean is frequency-
 weighted, so it sits near the reward of the most frequent messages (the empty message above all),
@@ -40,7 +46,7 @@ import numpy as np
 import torch
 from pydantic import Field, field_validator
 
-from llmexplore.envs.base import TaskSpec
+from llmexplore.envs.base import ENV_UID_KEY, TaskSpec
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
@@ -49,10 +55,11 @@ from llmexplore.methods.maestro.interface import RAW_KEYS
 from llmexplore.methods.maestro.program import SkillProgram
 from llmexplore.methods.maestro.sandbox import Limits
 from llmexplore.methods.maestro.skills import SKILLS, check_skills
-from llmexplore.methods.maestro.wrapper import SKILL_KEY, SkillWrapper
+from llmexplore.methods.maestro.wrapper import SKILL_KEY, SKILL_STARTED_KEY, SkillWrapper
 from llmexplore.methods.motif.artifacts import check_reward_model_dir
 from llmexplore.methods.motif.scorer import RewardScorer
 from llmexplore.methods.registry import register_method
+from llmexplore.methods.segments import SegmentSums
 
 
 class MaestroOptions(MethodOptions):
@@ -69,6 +76,9 @@ class MaestroOptions(MethodOptions):
     beta: float = Field(3.0, ge=0, description="exponent of the message count")
     count_scope: Literal["episode", "activation"] = Field(
         "episode", description="message counts restart each episode (published) or each skill activation")
+    returns: Literal["activation", "episode"] = Field(
+        "activation", description="a skill's return ends when its activation ends (each skill maximises "
+                                  "its own reward), or runs over the whole episode (credits later skills)")
     cache_size: int = Field(200_000, ge=0, description="messages whose reward is kept per skill")
     time_limit_ms: float = Field(50.0, gt=0, description="wall-time limit per call of generated code")
 
@@ -113,6 +123,9 @@ class MaestroMotif(IntrinsicReward):
         # per skill: steps, sum r_int, sum r_hat, rewarded steps; and seconds in reward(), batches
         self._per_skill = np.zeros((k, 4))
         self._timing = np.zeros(2)
+        # per skill: activations that ended, and the sum of their returns (r_int summed over each)
+        self._activations = np.zeros((k, 2))
+        self._activation_sums = SegmentSums()
 
     # -- checks before any work -------------------------------------------------------------------
     @classmethod
@@ -171,6 +184,19 @@ class MaestroMotif(IntrinsicReward):
         r_int = kept / counts.pow(self.options.beta) * live
         return r_int.reshape(n, t), r_hat.reshape(n, t), skill.reshape(n, t)
 
+    def activation_ends(self, batch: RewardBatch) -> torch.Tensor:
+        """[N, T] bool: transition t is the last of its activation (the skill hands over after it, or
+        the episode ends)."""
+        if SKILL_STARTED_KEY not in batch.obs:
+            raise ConfigError(f"maestro needs the observation key '{SKILL_STARTED_KEY}'",
+                              hint="build the env with the method's wrapper (MaestroMotif.wrap_env)")
+        return batch.next_obs[SKILL_STARTED_KEY][..., 0].bool() | batch.dones.bool()
+
+    def return_ends(self, batch: RewardBatch) -> torch.Tensor | None:
+        if self.options.returns == "episode":
+            return None
+        return self.activation_ends(batch) & ~batch.dones.bool()
+
     @torch.no_grad()
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         started = time.perf_counter()
@@ -182,13 +208,23 @@ class MaestroMotif(IntrinsicReward):
             if steps:
                 self._per_skill[k] += (steps, float(r_int[mask].sum()), float(r_hat[mask].sum()),
                                        float((r_int[mask] != 0).sum()))
+        self._count_activations(batch, r_int, skill)
         self._timing += (time.perf_counter() - started, 1)
         return r_int.to(batch.dones.device)
+
+    def _count_activations(self, batch: RewardBatch, r_int: torch.Tensor, skill: torch.Tensor) -> None:
+        uid = batch.obs.get(ENV_UID_KEY)  # absent outside training (evaluation replays one episode per batch)
+        uids = np.arange(len(r_int)) if uid is None else uid[:, 0, 0].cpu().numpy()
+        ends = self.activation_ends(batch).cpu().numpy()
+        for row, t, total in self._activation_sums.add(uids, r_int.numpy(), ends):
+            self._activations[int(skill[row, t])] += (1.0, total)
 
     def metrics(self) -> dict[str, float]:
         """Per skill: ``maestro_reward_<skill>`` mean r_int of steps where it acted, ``maestro_rhat_<skill>``
         mean raw z-scored model output there, ``maestro_share_<skill>`` its share of steps,
-        ``maestro_rewarded_<skill>`` share of its steps with a reward."""
+        ``maestro_rewarded_<skill>`` share of its steps with a reward, ``maestro_ended_<skill>`` its
+        activations that ended since the last report and ``maestro_return_<skill>`` their mean return
+        (r_int summed over an activation: what the skill maximises with ``returns: activation``)."""
         seconds, batches = self._timing
         if not batches:
             return {}
@@ -201,7 +237,12 @@ class MaestroMotif(IntrinsicReward):
                 out[f"maestro_reward_{skill}"] = r_int / steps
                 out[f"maestro_rhat_{skill}"] = r_hat / steps
                 out[f"maestro_rewarded_{skill}"] = rewarded / steps
+            ended, returns = self._activations[k]
+            out[f"maestro_ended_{skill}"] = ended
+            if ended:
+                out[f"maestro_return_{skill}"] = returns / ended
         self._per_skill[:] = 0
+        self._activations[:] = 0
         self._timing[:] = 0
         return out
 

@@ -5,7 +5,9 @@ interface view (``interface.py``) and asks the active skill's termination functi
 fires, the policy over skills picks the next skill among those whose initiation holds. The
 observation gets the key ``skill`` (a one-hot vector of the skill that will act next), which
 the policy network reads (``MaestroMotif.policy_keys``) and the learner uses to pick the
-reward model of the skill that acted.
+reward model of the skill that acted, and the key ``skill_started`` (1 on the observation with
+which an activation begins, also when the policy picks the skill that just ended again), where
+the learner ends the returns of the activation before it.
 
 Per episode it reports steps, activations and terminations per skill, and how often
 generated code failed (``maestro_*`` episode stats).
@@ -24,6 +26,7 @@ from llmexplore.methods.maestro.interface import SKILL_START_FIELDS, EpisodeCoun
 from llmexplore.methods.maestro.program import SkillProgram
 
 SKILL_KEY = "skill"
+SKILL_STARTED_KEY = "skill_started"
 
 
 class SkillWrapper(gym.Wrapper):
@@ -36,6 +39,7 @@ class SkillWrapper(gym.Wrapper):
         self.count_scope = count_scope
         spaces = dict(env.observation_space.spaces)
         spaces[SKILL_KEY] = gym.spaces.Box(0.0, 1.0, (len(self.skills),), np.float32)
+        spaces[SKILL_STARTED_KEY] = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
         self.observation_space = gym.spaces.Dict(spaces)
         self._onehot = np.eye(len(self.skills), dtype=np.float32)
         self.rng = np.random.default_rng([seed, 17])
@@ -63,7 +67,7 @@ class SkillWrapper(gym.Wrapper):
         self.counters.reset(view)
         self.counters.update(view, stepped=False)
         self._start_skill(self._with_skill(view), previous="")
-        obs[SKILL_KEY] = self._onehot[self.skills.index(self.skill)]
+        self._mark(obs, started=True)
         return obs, info
 
     def step(self, action):
@@ -72,6 +76,7 @@ class SkillWrapper(gym.Wrapper):
         view = self._game(obs)
         self.counters.update(view, stepped=True)
         view = self._with_skill(view)
+        started = False
         if terminated or truncated:
             stats = info.get(EPISODE_STATS_KEY)
             if stats is not None:
@@ -80,10 +85,15 @@ class SkillWrapper(gym.Wrapper):
         elif self.program.terminates(self.skill, view):
             self._stats[f"maestro_terminations_{self.skill}"] += 1
             self._start_skill(view, previous=self.skill)
-        obs[SKILL_KEY] = self._onehot[self.skills.index(self.skill)]
+            started = True
+        self._mark(obs, started)
         return obs, reward, terminated, truncated, info
 
     # -- helpers --------------------------------------------------------------------------------------
+    def _mark(self, obs: dict[str, np.ndarray], started: bool) -> None:
+        obs[SKILL_KEY] = self._onehot[self.skills.index(self.skill)]
+        obs[SKILL_STARTED_KEY] = np.array([1.0 if started else 0.0], np.float32)
+
     def _game(self, obs: dict[str, np.ndarray]) -> dict[str, Any]:
         return game_view(obs["message"], obs["blstats"], obs["glyphs"], obs["inv_strs"], self.ground)
 
