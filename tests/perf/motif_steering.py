@@ -4,7 +4,10 @@ Motif's claim (Klissarov et al., 2023, steering by prompt): the same pipeline wi
 goal sentence in the annotation prompt gives agents that behave differently. This benchmark
 checks it at a budget a CPU affords:
 
-1. one pair dataset (``motif collect``: random actions, or ``--policy RUN_DIR``),
+1. one pair dataset (``motif collect``: random actions, ``--policy RUN_DIR``, or with
+   ``--policy-steps N`` a ``none`` agent this script first trains on the task for N env steps;
+   the published dataset came from agents trained on score: random play shows kills and gold
+   pickups too rarely for the reward models to learn them),
 2. per goal: the oracle labels it through the LM layer's annotation job, and a reward model
    is trained on the labels,
 3. per goal and seed: RL with ``motif`` on nethack:score, intrinsic reward only by default
@@ -19,6 +22,7 @@ the per-run numbers. Nothing is tuned to the outcome: the settings are the comma
 Everything lands under ``--out`` and a rerun resumes (finished parts are reused).
 
     PYTHONPATH=$PWD python tests/perf/motif_steering.py --out /tmp/steer [--steps 300000] [--seeds 0 1]
+        [--policy-steps 1000000 | --policy RUN_DIR] [--pairs 100000]
 """
 
 from __future__ import annotations
@@ -86,6 +90,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20, help="evaluation episodes per run")
     parser.add_argument("--pairs", type=int, default=50_000, help="pairs to collect")
     parser.add_argument("--policy", help="collect with this run's checkpoint (default: random actions)")
+    parser.add_argument("--policy-steps", type=int, default=0,
+                        help="without --policy: first train a `none` agent for this many env steps and collect "
+                             "with it")
     parser.add_argument("--rm-lr", type=float, default=3e-4)
     parser.add_argument("--rm-batch-size", type=int, default=1024)
     parser.add_argument("--rm-epochs", type=int, default=10)
@@ -95,6 +102,12 @@ def main() -> None:
     started = time.perf_counter()
 
     dataset = out / "pairs"
+    if not args.policy and args.policy_steps > 0:
+        collector = out / "collector"
+        record = run_cell(RunSpec(method="none", task=args.task, seed=0, steps=args.policy_steps), collector,
+                          quiet=True)
+        print(f"collection policy: none on {args.task}, {record.env_steps} env steps", flush=True)
+        args.policy = str(collector)
     if not (dataset / "data").is_dir():
         policy = None
         if args.policy:
