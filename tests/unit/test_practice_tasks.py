@@ -86,14 +86,40 @@ def test_stepping_onto_the_altar_keeps_it_in_view_as_what_the_agent_stands_on():
         env.close()
 
 
+def test_the_practice_items_are_what_the_drop_question_names_and_the_altar_tests_them():
+    env = _scene_env("altar")
+    yes = env.action_names.index("nw")  # the action bound to 'y' answers the task's questions
+    try:
+        obs, _ = env.reset(seed=0)
+        kit_items = _view(obs)["num_items"] - len(practice.PRACTICE_ITEMS)
+        x, y = int(obs["blstats"][0]), int(obs["blstats"][1])
+        rows, cols = np.nonzero(obs["glyphs"][y - 1:y + 2, x - 1:x + 2] == practice.ALTAR_GLYPH)
+        env.step(env.action_names.index(MOVES[(int(cols[0]) - 1, int(rows[0]) - 1)]))  # onto the altar
+        seen = []
+        for _ in practice.PRACTICE_ITEMS:
+            obs, *_ = env.step(env.action_names.index("drop"))
+            assert b"What do you want to drop?" in bytes(obs["message"])
+            obs, *_ = env.step(yes)  # the task names the first listed item the hero did not start with
+            seen += [bytes(obs["message"]).split(b"\0", 1)[0], *env.nle.more_messages]
+        tested = [m for m in seen if b"flash" in m or b"lands on the altar" in m]
+        assert len(tested) == len(practice.PRACTICE_ITEMS), seen  # each practice item hit the altar
+        assert _view(obs)["num_items"] == kit_items
+        env.step(env.action_names.index("drop"))
+        obs, *_ = env.step(yes)  # only the kit is left: the task declines the question
+        assert _view(obs)["num_items"] == kit_items
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("scene", ["shop", "altar"])
 def test_the_set_up_never_reaches_the_agent(scene, shop, altar):
     env, obs = shop if scene == "shop" else altar
     assert not obs["message"].any()  # no wish, teleport or detection message
     assert env.nle.more_messages == [] and env.nle._steps == 0 and env.nle._frozen_steps == 0
     assert not env.nle.last_observation[env.nle._internal_index][1:4].any()  # no question waiting
-    potions = [n for n in _view(obs)["inventory"] if "potion" in n]
-    assert potions and all("potions of healing" in n or "potion of healing" in n for n in potions)  # the kit's
+    names = _view(obs)["inventory"]
+    assert not any("monster detection" in n for n in names)  # the shop's detection potion was drunk
+    assert sum("potion" in n for n in names) == 2 and sum("ring" in n for n in names) == 1  # kit + practice
 
 
 def test_episode_stats_and_the_clock_start_at_the_first_agent_step():

@@ -12,6 +12,11 @@ wizard (debug) mode driven by raw keys:
 * ``altar``: level-teleport to dungeon level 5-8 of the Dungeons of Doom, wish for an altar (wizard
   mode turns the hero's square into one, of a random alignment) and step off it, so the altar is in view.
 
+In both scenes the hero then gets ``PRACTICE_ITEMS`` (a random potion, scroll and ring, wished
+for), which it did not start with: the task's drop question names only such items (as
+MaestroMotif's drop macro did), so without them the worshipper would have nothing to test on
+the altar and the merchant nothing to sell, however well it learned.
+
 Both scenes lie deeper than the training policy's target depths (2-4), so once the discoverer has
 explored, the policy climbs with the ascender. A scene is picked per episode from the episode's
 NetHack seeds, so a seed fixes the scene and the game. A game that cannot hold its scene is
@@ -32,7 +37,7 @@ Left as wizard mode has them: the hero is named "wizard" (shopkeepers greet "Hel
 level teleporter asks for a level and the declined question keeps the hero on its level; the
 ``shop`` scene leaves the level mapped and the potion of monster detection known, and a pet that
 stood next to the hero follows it to the scene's level. Autopickup is off while the hero is moved,
-so it starts with its own kit only. The episode stats ``depth`` and ``progression`` count the
+so it starts with its own kit and the practice items only. The episode stats ``depth`` and ``progression`` count the
 scene's depth.
 """
 
@@ -54,6 +59,8 @@ MAX_ATTEMPTS = 10
 ALTAR_DEPTHS = (5, 6, 7, 8)
 #: the scene is ready when what it is for shows within this many squares (the skills' "nearby")
 SCENE_RADIUS = 4
+#: wished for in every scene: unidentified items of random curse status, to test on an altar or sell
+PRACTICE_ITEMS = ("potion", "scroll", "ring")
 
 #: wizard mode's questions that a normal game does not ask (answered as a normal game plays on)
 DIE_PROMPT = b"Die?"
@@ -342,6 +349,8 @@ class NetHackPractice(zero_shot.NetHackInteractive):
             try:
                 keys.press(TOGGLE_AUTOPICKUP)  # off while the hero is moved: it lands on shop wares
                 SCENE_FUNCTIONS[self.scene](keys, np.random.default_rng([*game_seeds, 1]))
+                for item in PRACTICE_ITEMS:
+                    keys.wish_item(item)
                 keys.press(TOGGLE_AUTOPICKUP)
             except SceneUnavailable as exc:
                 self.failures.append(str(exc))
@@ -350,9 +359,12 @@ class NetHackPractice(zero_shot.NetHackInteractive):
         raise RuntimeError(f"no game in {MAX_ATTEMPTS} could hold the '{self.scene}' scene: {self.failures}")
 
     def _begin_episode(self):
-        """The agent's first observation: the set-up's messages cleared, its clock at zero."""
+        """The agent's first observation: the set-up's messages cleared, its clock at zero.
+
+        The start letters (items the drop question never names) stay those of the kit, read by the
+        plain reset before the scene: the practice items are there to be dropped.
+        """
         WizardKeys(self).press(ESC)  # ESC at the command prompt takes no time and shows no message
-        self._start_letters = frozenset(int(c) for c in self.last_observation[self._inv_letters_index] if c)
         self._frozen_steps = 0
         self.more_messages = []
         self._steps = 0
