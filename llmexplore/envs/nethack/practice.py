@@ -37,8 +37,8 @@ Left as wizard mode has them: the hero is named "wizard" (shopkeepers greet "Hel
 level teleporter asks for a level and the declined question keeps the hero on its level; the
 ``shop`` scene leaves the level mapped and the potion of monster detection known, and a pet that
 stood next to the hero follows it to the scene's level. Autopickup is off while the hero is moved,
-so it starts with its own kit and the practice items only. The episode stats ``depth`` and ``progression`` count the
-scene's depth.
+so it starts with its own kit and the practice items only. The episode stats ``depth`` and
+``progression`` count the scene's depth.
 """
 
 from __future__ import annotations
