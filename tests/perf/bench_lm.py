@@ -61,7 +61,9 @@ def bench_bare_oracle(n: int) -> float:
 
 def bench_annotation(n: int, tmp: Path, round_: int, pool: int | None = None) -> float:
     root = tmp / f"ann{round_}-{pool}"
-    ds = make_dataset(root, distinct_pairs(n, f"r{round_}-", pool))
+    # a salt of its own per case: the oracle memoises per message, and messages shared with an earlier
+    # case of the same process would make this one look faster than a fresh dataset is
+    ds = make_dataset(root, distinct_pairs(n, f"r{round_}-{pool}-", pool))
     lm = CachedLM(OracleLM(), LMCache(root / "cache.sqlite3"))
     report = annotate_pairs(ds, lm, batch_size=1000)
     assert report.counts["unknown"] == 0 and lm.backend_prompts == n
