@@ -2,8 +2,8 @@
 
 Builds (or reuses under ``--out``) a random-play pair dataset, one oracle-labelled Motif reward
 model per skill and the oracle's skill code, then trains the skill-conditioned policy with the
-intrinsic reward only (c_ext = 0) for each seed, and reports per skill, at the start and at the
-end of training:
+intrinsic reward only (c_ext = 0) for each seed, and reports per skill how its reward changes
+over training:
 
 * from the learner (what PPO actually optimised), as a curve over ``--windows`` equal shares of the
   budget: each skill's mean return per activation (its reward summed over one call of the skill,

@@ -303,8 +303,9 @@ def test_the_learner_ends_returns_where_a_skill_hands_over_and_keeps_the_recurre
 
     class Spy(IntrinsicLearner):
         def _prepare_batch(self, batch):
-            prepared["buff"] = super()._prepare_batch(batch)[0]
-            return prepared["buff"], 64, 0
+            result = super()._prepare_batch(batch)
+            prepared["buff"] = result[0]
+            return result
 
     register_components()
     advantages = {}
