@@ -90,8 +90,7 @@ def annotate_pairs(dataset: str | Path | PairDataset, lm: LanguageModel, *, goal
     try:
         for b in range(0, len(todo), batch_size):
             idx = todo[b:b + batch_size]
-            block = np.asarray(messages[idx])  # one read per batch, not two per pair
-            pairs = [(_decode(row[0]), _decode(row[1])) for row in block]
+            pairs = _decode_pairs(np.asarray(messages[idx]))  # one read per batch, not two per pair
             result = ask(lm, question, pairs, params)
             labels[idx] = np.asarray(result.labels, dtype=np.uint8)
             labels.flush()
@@ -129,10 +128,15 @@ def annotate_from_config(dataset: str | Path, config: LMConfig | dict[str, Any],
         return annotate_pairs(ds, lm, **kwargs)
 
 
-def _decode(raw: np.ndarray) -> str:
-    data = raw.tobytes()
-    end = data.find(b"\0")
-    return (data if end < 0 else data[:end]).decode("latin-1").strip()
+def _decode_pairs(block: np.ndarray) -> list[tuple[str, str]]:
+    """(B, 2, L) caption bytes -> B caption pairs; each caption ends at its first NUL byte.
+    Viewing rows as fixed-width byte strings turns 2B array reads into one ``tolist``."""
+    rows = np.ascontiguousarray(block).view(f"S{block.shape[-1]}").reshape(len(block), 2).tolist()
+    return [(_text(first), _text(second)) for first, second in rows]
+
+
+def _text(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("latin-1").strip()
 
 
 def _cache_counters(lm: LanguageModel) -> dict[str, Any]:

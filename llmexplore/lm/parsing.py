@@ -31,7 +31,11 @@ def fail(reason: str) -> Parsed:
 
 
 def _echoed(line: str, prompt: str | None) -> bool:
-    return bool(prompt) and line in prompt and f"\n{line}\n" in f"\n{prompt}\n"
+    """Whether ``line`` is a whole line of the prompt (tested without copying the prompt)."""
+    if not prompt or line not in prompt:
+        return False
+    return (prompt == line or prompt.startswith(line + "\n") or prompt.endswith("\n" + line)
+            or f"\n{line}\n" in prompt)
 
 
 class DeclaredAnswer:
@@ -44,6 +48,8 @@ class DeclaredAnswer:
         self.shown = shown
         self._line = re.compile(rf"^[^\w\n]*{re.escape(key)}[^\w\n]*[:=][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
         self._key_lower = key.lower()
+        #: one result object per value: answers are parsed by the hundred thousand
+        self._ok = {k: Parsed(v, True) for k, v in self.values.items()}
 
     def clean(self, raw: str) -> str:
         value = raw.strip().strip(_DECORATION).strip().lower()
@@ -59,22 +65,21 @@ class DeclaredAnswer:
         # answer lines start at or after the line of the key's first mention: scan from there
         # (unless lower-casing changed the length, which shifts positions)
         start = text.rfind("\n", 0, at) + 1 if len(low) == len(text) else 0
-        seen: list[Any] = []
+        found: Parsed | None = None
         invalid = 0
         for m in self._line.finditer(text, start):
-            line = m.group(0).strip()
-            if _echoed(line, prompt):
+            if prompt and _echoed(m.group(0).strip(), prompt):
                 continue
-            value = self.clean(m.group(1))
-            if value in self.values:
-                seen.append(self.values[value])
-            else:
+            ok = self._ok.get(self.clean(m.group(1)))
+            if ok is None:
                 invalid += 1
-        if not seen:
+            elif found is None:
+                found = ok
+            elif ok.value != found.value:
+                return fail("conflicting answers")
+        if found is None:
             return fail("invalid value" if invalid else "no answer line")
-        if any(v != seen[0] for v in seen[1:]):
-            return fail("conflicting answers")
-        return Parsed(seen[0], True)
+        return found
 
 
 _BULLET = re.compile(r"^[ \t]*(?:[-*•–]|\d{1,2}[.)])[ \t]+(.+?)[ \t]*$", re.MULTILINE)

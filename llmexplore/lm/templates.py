@@ -25,6 +25,8 @@ import yaml
 from llmexplore.lm.errors import TemplateError
 
 PROMPTS_ENV = "LLMEXPLORE_PROMPTS"
+#: characters of a fixed piece searched for before the whole piece is compared
+_PROBE = 16
 RETRY = "retry"
 
 
@@ -59,30 +61,47 @@ class Template:
         self._regex = re.compile("".join(regex), re.DOTALL)
         #: the text before the first field, then (field, the fixed text after it) in order
         self._head = pieces[0][0]
-        self._steps = tuple((field, pieces[i + 1][0]) for i, (_, field) in enumerate(pieces) if field is not None)
+        self._steps = tuple((field, pieces[i + 1][0], pieces[i + 1][0][:_PROBE])
+                            for i, (_, field) in enumerate(pieces) if field is not None)
+        self._pieces = tuple(pieces)
         literals = [lit for lit, _ in pieces if lit]
         #: the longest fixed piece: a quick test of whether a text can be this template at all
         self.signature = max(literals, key=len)
 
     def render(self, **fields: str) -> str:
+        # joining the parsed pieces gives what ``str.format`` gives (no specs or conversions are
+        # allowed) without re-reading the whole template for every prompt
+        parts: list[str] = []
         try:
-            return self.text.format_map(fields)
+            for literal, field in self._pieces:
+                parts.append(literal)
+                if field is not None:
+                    value = fields[field]
+                    parts.append(value if type(value) is str else format(value, ""))
         except KeyError:
             missing = [f for f in self.fields if f not in fields]
             raise TemplateError(f"template {self.name} needs field(s) {', '.join(missing)}") from None
+        return "".join(parts)
 
     def parse(self, text: str) -> dict[str, str] | None:
         """The fields of a prompt rendered from this template (found anywhere in ``text``), else None."""
-        if self.signature not in text:
-            return None
-        fields = self._split(text)
-        if fields is not None:
-            return fields
+        if self._head:  # a template that starts with fixed text turns other texts away at ``startswith``
+            fields = self._split(text)
+            if fields is not None:
+                return fields
+            if self.signature not in text:
+                return None
+        else:
+            if self.signature not in text:
+                return None
+            fields = self._split(text)
+            if fields is not None:
+                return fields
         m = self._regex.search(text)
         if m is None:
             return None
         fields = m.groupdict()
-        if self.text.format_map(fields) != m.group(0):  # a field swallowed fixed text: not ours
+        if self.render(**fields) != m.group(0):  # a field swallowed fixed text: not ours
             return None
         return fields
 
@@ -96,8 +115,12 @@ class Template:
             return None
         fields: dict[str, str] = {}
         pos = len(head)
-        for field, literal in self._steps:
-            end = text.find(literal, pos)
+        for field, literal, probe in self._steps:
+            # find the literal by a short probe, then confirm: str.find prepares a long needle anew
+            # on every call, which made it the slowest step here
+            end = text.find(probe, pos)
+            while end >= 0 and not text.startswith(literal, end):
+                end = text.find(probe, end + 1)
             if end < 0 or field in fields:  # absent, or a repeated field (the regex's backreference)
                 return None
             fields[field] = text[pos:end]

@@ -104,3 +104,13 @@ def test_cli_bad_input_exits_2_with_one_message(tmp_path: Path, capsys, extra, m
 def test_cli_missing_dataset(tmp_path: Path, capsys):
     assert main(["lm", "annotate", str(tmp_path / "none"), "--cache", ":memory:"]) == 2
     assert "is not a pair dataset" in capsys.readouterr().err
+
+
+def test_captions_end_at_their_first_nul_byte():
+    from llmexplore.lm.annotate import _decode_pairs
+
+    block = np.zeros((2, 2, 16), dtype=np.uint8)
+    for (row, side), text in {(0, 0): b" You win! ", (0, 1): b"ab\0junk", (1, 0): b"x" * 16}.items():
+        block[row, side, :len(text)] = np.frombuffer(text, dtype=np.uint8)
+    assert _decode_pairs(block) == [("You win!", "ab"), ("x" * 16, "")]
+    assert _decode_pairs(block[::-1]) == [("x" * 16, ""), ("You win!", "ab")]  # a non-contiguous read

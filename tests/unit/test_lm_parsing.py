@@ -86,3 +86,15 @@ def test_code_block():
     assert parse_code_block("Here:\n```python\ndef f(x):\n    return x\n```\n").value == "def f(x):\n    return x"
     assert not parse_code_block("def f(x): return x").ok
     assert not parse_code_block("```python\na=1\n```\n```python\nb=2\n```").ok
+
+
+@pytest.mark.parametrize("line, prompt", [
+    ("Preferred: 1", "Preferred: 1\nrest"), ("Preferred: 1", "head\nPreferred: 1"),
+    ("Preferred: 1", "Preferred: 1"),
+    ("Preferred: 1", "a\nPreferred: 1\nb"), ("Preferred: 1", "written as Preferred: 1 or 2"),
+    ("Preferred: 1", "xPreferred: 1\n"), ("Preferred: 1", "\nPreferred: 12"), ("Preferred: 1", ""),
+])
+def test_an_echoed_line_is_a_whole_line_of_the_prompt(line, prompt):
+    from llmexplore.lm.parsing import _echoed
+
+    assert _echoed(line, prompt) == (bool(prompt) and f"\n{line}\n" in f"\n{prompt}\n")

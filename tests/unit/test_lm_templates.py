@@ -32,10 +32,12 @@ def test_every_shipped_template_reads_back_its_fields():
     "Q: {a}\nA: {b}\nEnd.",  # starts with fixed text
     "{a} versus {b}.",  # starts with a field
     "Say {a}, then {a} again.",  # a repeated field: left to the regex's backreference
+    "{a} is followed by a long fixed piece of text {b} done.",  # longer than the search probe
 ])
 def test_the_quick_reading_agrees_with_the_regex(text):
     template = Template(text)
-    values = ["", "x", "A: y", "versus", ", then", "End.", "again.", "{}", "\n"]
+    values = ["", "x", "A: y", "versus", ", then", "End.", "again.", "{}", "\n",
+              " is followed by a long fixed", " is followed by a long fixed piece of text", " done."]
     for a in values:
         for b in values:
             fields = {"a": a, "b": b} if "{b}" in text else {"a": a}
@@ -46,6 +48,17 @@ def test_the_quick_reading_agrees_with_the_regex(text):
                 if m is not None and template.text.format_map(m.groupdict()) == m.group(0):
                     by_regex = m.groupdict()
                 assert template.parse(candidate) == by_regex, (text, candidate)
+
+
+def test_rendering_is_what_str_format_gives():
+    lib = PromptLibrary()
+    templates = list(lib.templates()) + [Template("{{literal}} {a} }}then {b}{{.")]
+    for template in templates:
+        for value in ODD_VALUES + [7, 2.5]:
+            fields = {f: value for f in template.fields}
+            assert template.render(**fields) == template.text.format_map(fields), template.name
+    with pytest.raises(TemplateError, match="needs field"):
+        templates[-1].render(a="x")
 
 
 def test_templates_do_not_confuse_each_other():

@@ -96,11 +96,41 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
 }
 
 _COMPILED = [(name, re.compile(pattern, re.IGNORECASE).search) for name, (pattern, _) in EVENTS.items()]
+#: the same patterns for text already lower-cased (case-insensitive matching costs ~15% more)
+_COMPILED_LOWER = [(name, re.compile(pattern).search) for name, (pattern, _) in EVENTS.items()]
 #: (trigger word, positions in _COMPILED of the events it may signal): one substring test per
 #: distinct word instead of one regex search per event
 _TRIGGER_WORDS: tuple[tuple[str, tuple[int, ...]], ...] = tuple(
     (word, tuple(i for i, (name, _) in enumerate(_COMPILED) if word in TRIGGERS[name]))
     for word in dict.fromkeys(w for name, _ in _COMPILED for w in TRIGGERS[name]))
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """A regex matching the longest of ``words`` that starts at a position, with shared prefixes
+    factored out: the engine tests one character per branch instead of every word in turn."""
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, dict]) -> str:
+        branches = [re.escape(ch) + build(child) for ch, child in node.items() if ch]
+        if not branches:
+            return ""
+        body = "(?:" + "|".join(branches) + ")"
+        return body + "?" if "" in node else body  # greedy: a longer word wins over its prefix
+
+    return build(trie)
+
+
+#: every position's longest trigger word (a zero-width lookahead, so overlapping words are found)
+_TRIGGER_SCAN = re.compile("(?=(" + _trie_pattern([w for w, _ in _TRIGGER_WORDS]) + "))").findall
+#: word -> the events of it and of every trigger word it starts with (those match at the same place)
+_TRIGGER_EVENTS: dict[str, tuple[int, ...]] = {
+    word: tuple(sorted({i for prefix, events in _TRIGGER_WORDS if word.startswith(prefix) for i in events}))
+    for word, _ in _TRIGGER_WORDS}
 
 #: goal -> event -> weight. Positive weights mark progress under that goal.
 WEIGHTS: dict[str, dict[str, float]] = {
@@ -156,15 +186,25 @@ TIE_MARGIN = 0.25
 
 @lru_cache(maxsize=200_000)
 def message_events(message: str) -> tuple[str, ...]:
+    """The events a message signals. ASCII text (all of NetHack's) is lower-cased once and scanned
+    for trigger words, and only the events those may signal are searched for; other text gets
+    every pattern, case-insensitively (beyond ASCII, e.g. the long s, case rules differ from
+    ``lower()``)."""
+    if not message.isascii():
+        return message_events_slow(message)
     if not message.strip():
         return ()
     low = message.lower()
-    candidates = sorted({i for word, events in _TRIGGER_WORDS if word in low for i in events})
-    return tuple(_COMPILED[i][0] for i in candidates if _COMPILED[i][1](message))
+    words = _TRIGGER_SCAN(low)
+    if len(words) < 2:  # most messages hold one trigger word or none
+        candidates = _TRIGGER_EVENTS[words[0]] if words else ()
+    else:
+        candidates = sorted(set().union(*map(_TRIGGER_EVENTS.__getitem__, words)))
+    return tuple(_COMPILED_LOWER[i][0] for i in candidates if _COMPILED_LOWER[i][1](low))
 
 
 def message_events_slow(message: str) -> tuple[str, ...]:
-    """``message_events`` without the trigger shortcut (the reference its tests compare to)."""
+    """Every pattern searched, case-insensitively: the reference ``message_events``'s tests compare to."""
     if not message.strip():
         return ()
     return tuple(name for name, search in _COMPILED if search(message))
@@ -223,15 +263,14 @@ def goal_from_instruction(instruction: str, known: dict[str, str]) -> str:
 
 def preference_answer(first: str, second: str, goal: str) -> str:
     """A short comparison, then the declared choice, as an LM would write it."""
-    v1, v2 = message_value(first, goal), message_value(second, goal)
+    (v1, d1), (v2, d2) = _judged(first, goal), _judged(second, goal)
     if abs(v1 - v2) < TIE_MARGIN:
         verdict, why = "none", "Neither message shows clearly more progress than the other."
     elif v1 > v2:
         verdict, why = "1", "Message 1 points to more progress."
     else:
         verdict, why = "2", "Message 2 points to more progress."
-    return (f"In NetHack {GOAL_SUMMARY[goal]}. Message 1 {describe(first, goal)}. "
-            f"Message 2 {describe(second, goal)}. {why}\nPreferred: {verdict}")
+    return f"In NetHack {GOAL_SUMMARY[goal]}. Message 1 {d1}. Message 2 {d2}. {why}\nPreferred: {verdict}"
 
 
 def classification_answer(message: str) -> str:
