@@ -174,7 +174,8 @@ def test_trigger_shortcut_never_changes_the_events():
              "You don't have anything to eat.", "$ - 3 gold pieces.", "You now wield the long sword.",
              "There are several objects here.", "You enter an opulent throne room!", "There is a throne here.",
              "Things that are here:", "You see no objects here.", "Welcome to David's treasure zoo!",
-             "YOU KILL IT!",             "You miss the newt. You hit the newt.", "You ſlay the orc.", "Ünïcödé: you kill the newt!",
+             "YOU KILL IT!", "You miss the newt. You hit the newt.", "You ſlay the orc.",
+             "Ünïcödé: you kill the newt!",
              "You climb up the stairs. There is a staircase down here.", "$ - 12 gold pieces (in 1 slot)."]
     for msg in MESSAGES + extra:
         assert message_events(msg) == message_events_slow(msg), msg
