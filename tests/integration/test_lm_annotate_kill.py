@@ -16,7 +16,7 @@ from llmexplore.lm.cache import LMCache
 from tests.helpers.pairs import make_dataset, make_pairs
 
 REPO = Path(__file__).resolve().parents[2]
-NAME = "preference/llmexplore-oracle-1_msg_defaultgoal_default.npy"
+NAME = "preference/llmexplore-oracle-2_msg_defaultgoal_default.npy"
 
 
 def annotate(ds: Path, *extra: str) -> subprocess.Popen:

@@ -55,7 +55,7 @@ def test_maestro_pipeline_end_to_end(tmp_path, capsys):
     first = time.perf_counter() - started
     for skill in SKILLS:
         manifest = json.loads((out / "rewards" / skill / "manifest.json").read_text())
-        assert manifest["annotation"] == f"llmexplore-oracle-1_msg_{skill}_default"
+        assert manifest["annotation"] == f"llmexplore-oracle-2_msg_{skill}_default"
     code = json.loads((out / "code/manifest.json").read_text())
     assert len(code["files"]) == 11 and all(e["attempts"] == 1 for e in code["files"].values())
     run = out / "skills-run"

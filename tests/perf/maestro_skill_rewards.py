@@ -1,6 +1,6 @@
 """Does each skill's own reward rise while that skill is active? MaestroMotif at a CPU budget.
 
-Builds (or reuses under ``--out``) a random-play pair dataset, one oracle-labelled Motif reward
+Builds (or reuses under ``--out``) a pair dataset (random play, or a trained run's with ``--collect-policy``), one oracle-labelled Motif reward
 model per skill and the oracle's skill code, then trains the skill-conditioned policy with the
 intrinsic reward only (c_ext = 0) for each seed, and reports per skill how its reward changes
 over training:
@@ -20,6 +20,7 @@ Nothing is tuned to the outcome; every setting is on the command line and printe
 
     PYTHONPATH=$PWD python tests/perf/maestro_skill_rewards.py --out /tmp/maestro-skills [--steps 300000]
         [--seeds 0 1] [--episodes 8] [--pairs 20000] [--task nethack:maestro-practice] [-o returns=episode]
+        [--collect-policy RUN_DIR]
 """
 
 from __future__ import annotations
@@ -54,7 +55,14 @@ from llmexplore.methods.motif.training import RewardTrainingOptions, train_rewar
 def build_artifacts(out: Path, args: argparse.Namespace) -> tuple[Path, Path]:
     dataset = out / "pairs"
     if not (dataset / "data").is_dir():
-        collect_pairs(args.task, args.pairs, dataset, seed=0)
+        policy = None
+        if args.collect_policy:  # a trained MaestroMotif run plays, skills and all: key events show up far
+            from llmexplore.methods.motif.checkpoint_policy import CheckpointPolicy  # more than at random
+
+            policy = CheckpointPolicy.load(args.collect_policy, task=args.task)
+        _, stats = collect_pairs(args.task, args.pairs, dataset, seed=0, policy=policy)
+        print(f"collected {args.pairs} pairs with {'run ' + args.collect_policy if policy else 'random play'}: "
+              f"{stats}", flush=True)
     rewards = out / "rewards"
     for skill in SKILLS:
         folder = rewards / skill
@@ -175,6 +183,8 @@ def main() -> None:
         "--windows", type=int, default=5, help="learner curve: the budget is cut into this many windows"
     )
     parser.add_argument("--pairs", type=int, default=20_000)
+    parser.add_argument("--collect-policy", default=None,
+                        help="run folder whose latest checkpoint plays while pairs are collected (default: random)")
     parser.add_argument("--rm-lr", type=float, default=3e-4)
     parser.add_argument("--rm-batch-size", type=int, default=1024)
     parser.add_argument("--rm-epochs", type=int, default=8)

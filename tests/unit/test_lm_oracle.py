@@ -26,9 +26,19 @@ def labels(goal, pairs, version="default"):
 @pytest.mark.parametrize("version", ["default", "reworded"])
 def test_goals_change_preferences(version):
     pairs = [(KILL, GOLD), (GOLD, DOWN), (HIT, DOWN), (DOWN, KILL)]
-    assert labels("combat", pairs, version) == [LABEL_FIRST, LABEL_FIRST, LABEL_FIRST, LABEL_SECOND]
-    assert labels("gold", pairs, version) == [LABEL_SECOND, LABEL_FIRST, LABEL_SECOND, LABEL_SECOND]
+    assert labels("combat", pairs, version) == [LABEL_FIRST, LABEL_TIE, LABEL_FIRST, LABEL_SECOND]
+    assert labels("gold", pairs, version) == [LABEL_SECOND, LABEL_FIRST, LABEL_SECOND, LABEL_FIRST]
     assert labels("stairs", pairs, version) == [LABEL_TIE, LABEL_SECOND, LABEL_SECOND, LABEL_FIRST]
+
+
+def test_gold_and_combat_order_each_others_key_event_differently():
+    """Reward models learn orderings: each goal's key event must not beat routine messages under the
+    other goal, or both goals' models score kills and gold alike."""
+    routine = ["You hear some noises in the distance.", "The door is closed.", ""]
+    assert labels("gold", [(KILL, r) for r in routine]) == [LABEL_TIE] * 3
+    assert labels("combat", [(GOLD, r) for r in routine]) == [LABEL_TIE] * 3
+    assert labels("gold", [(GOLD, r) for r in routine]) == [LABEL_FIRST] * 3
+    assert labels("combat", [(KILL, r) for r in routine]) == [LABEL_FIRST] * 3
 
 
 def test_default_goal_prefers_progress_and_penalises_bad_events():

@@ -132,7 +132,12 @@ _TRIGGER_EVENTS: dict[str, tuple[int, ...]] = {
     word: tuple(sorted({i for prefix, events in _TRIGGER_WORDS if word.startswith(prefix) for i in events}))
     for word, _ in _TRIGGER_WORDS}
 
-#: goal -> event -> weight. Positive weights mark progress under that goal.
+#: goal -> event -> weight. Positive weights mark progress under that goal. A reward model learns
+#: from orderings, not sizes: an event that beats routine messages under two goals gets the same
+#: high score from both goals' models however different its weights. So ``gold`` and ``combat``
+#: weigh each other's key event (kills, gold) 0, a tie with routine messages, and their orderings
+#: differ where it matters (rule version 2; version 1 gave them 1 and 0.5 and no model could tell
+#: the goals apart on kills and gold).
 WEIGHTS: dict[str, dict[str, float]] = {
     "defaultgoal": {"death": -5, "kill": 3, "level_up": 4, "hit_monster": 1, "miss_monster": 0.25, "gold": 2,
                     "stairs_down": 2, "descend": 3, "stairs_up": 0.5, "new_item": 1.5, "see_item": 0.5,
@@ -140,10 +145,10 @@ WEIGHTS: dict[str, dict[str, float]] = {
     "zeroknowledge": {"death": -5, "kill": 2, "level_up": 3, "hit_monster": 0.5, "miss_monster": 0, "gold": 1,
                       "stairs_down": 1, "descend": 2, "stairs_up": 0.5, "new_item": 2, "see_item": 1,
                       "discovery": 1, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
-    "combat": {"death": -5, "kill": 5, "level_up": 4, "hit_monster": 3, "miss_monster": 1.5, "gold": 0.5,
+    "combat": {"death": -5, "kill": 5, "level_up": 4, "hit_monster": 3, "miss_monster": 1.5, "gold": 0,
                "stairs_down": 0, "descend": 0.5, "stairs_up": 0, "new_item": 0.5, "see_item": 0,
                "discovery": 0, "hurt": 1, "monster_misses": 1, "hunger": -1, "blocked": -0.5, "useless": -0.5},
-    "gold": {"death": -5, "kill": 1, "level_up": 1, "hit_monster": 0, "miss_monster": 0, "gold": 5,
+    "gold": {"death": -5, "kill": 0, "level_up": 0, "hit_monster": 0, "miss_monster": 0, "gold": 5,
              "stairs_down": 0.5, "descend": 0.5, "stairs_up": 0, "new_item": 0.5, "see_item": 0.5,
              "discovery": 0.5, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
     "stairs": {"death": -5, "kill": 0.5, "level_up": 0.5, "hit_monster": 0, "miss_monster": 0, "gold": 0.5,
