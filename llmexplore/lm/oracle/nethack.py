@@ -28,7 +28,9 @@ EVENTS: dict[str, tuple[str, str]] = {
     "level_up": (r"welcome to experience level|you feel more experienced", "the player gained an experience level"),
     "hit_monster": (r"\byou (?:hit|bite|kick|smite|strike|butt)\b|\bturns to flee\b", "the player landed an attack"),
     "miss_monster": (r"\byou miss\b", "the player attacked but missed"),
-    "gold": (r"\bgold pieces?\b|^\$ - ", "gold is involved"),
+    # the hero's own gold: a pet carrying coins about ("The kitten drops a gold piece.") is no gain
+    "gold": (r"(?:^|\s)\$ - |\byou (?:see|find|pick up|have|count)\b[^.!?]*\bgold pieces?\b|"
+             r"\bthere (?:is|are) [^.!?]*\bgold pieces? here\b", "the player got or found gold"),
     "stairs_down": (r"staircase down|stairs? (?:going )?down|ladder down", "a way down is at hand"),
     "descend": (r"\bdescend|\bdown the (?:stairs|ladder)|\bdeeper\b|dungeon level|you fall through",
                 "the player went deeper into the dungeon"),
@@ -137,7 +139,7 @@ _TRIGGER_EVENTS: dict[str, tuple[int, ...]] = {
 #: high score from both goals' models however different its weights. So ``gold`` and ``combat``
 #: weigh each other's key event (kills, gold) 0, a tie with routine messages, and their orderings
 #: differ where it matters (rule version 2; version 1 gave them 1 and 0.5 and no model could tell
-#: the goals apart on kills and gold).
+#: the goals apart on kills and gold). Version 2 also counts only the hero's gold as ``gold``.
 WEIGHTS: dict[str, dict[str, float]] = {
     "defaultgoal": {"death": -5, "kill": 3, "level_up": 4, "hit_monster": 1, "miss_monster": 0.25, "gold": 2,
                     "stairs_down": 2, "descend": 3, "stairs_up": 0.5, "new_item": 1.5, "see_item": 0.5,
