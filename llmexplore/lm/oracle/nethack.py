@@ -100,8 +100,8 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
 _COMPILED = [(name, re.compile(pattern, re.IGNORECASE).search) for name, (pattern, _) in EVENTS.items()]
 #: the same patterns for text already lower-cased (case-insensitive matching costs ~15% more)
 _COMPILED_LOWER = [(name, re.compile(pattern).search) for name, (pattern, _) in EVENTS.items()]
-#: (trigger word, positions in _COMPILED of the events it may signal): one substring test per
-#: distinct word instead of one regex search per event
+#: (trigger word, positions in _COMPILED of the events it may signal): a message is searched only
+#: for the events its trigger words may signal
 _TRIGGER_WORDS: tuple[tuple[str, tuple[int, ...]], ...] = tuple(
     (word, tuple(i for i, (name, _) in enumerate(_COMPILED) if word in TRIGGERS[name]))
     for word in dict.fromkeys(w for name, _ in _COMPILED for w in TRIGGERS[name]))
