@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from llmexplore.lm.cache import LMCache
+from tests.helpers.motif import ORACLE_ANNOTATOR
 from tests.helpers.pairs import make_dataset, make_pairs
 
 REPO = Path(__file__).resolve().parents[2]
-NAME = "preference/llmexplore-oracle-2_msg_defaultgoal_default.npy"
+NAME = f"preference/{ORACLE_ANNOTATOR}_msg_defaultgoal_default.npy"
 
 
 def annotate(ds: Path, *extra: str) -> subprocess.Popen:

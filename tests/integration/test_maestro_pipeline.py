@@ -17,6 +17,7 @@ import pytest
 from llmexplore.benchmarks.record import read_record
 from llmexplore.methods.maestro.skills import SKILLS
 from tests.helpers.lm_server import ServerProcess
+from tests.helpers.motif import ORACLE_ANNOTATOR
 from tests.helpers.replay import check_evaluates_and_visualizes
 from tests.integration.test_one_cell import run_cli
 
@@ -55,7 +56,7 @@ def test_maestro_pipeline_end_to_end(tmp_path, capsys):
     first = time.perf_counter() - started
     for skill in SKILLS:
         manifest = json.loads((out / "rewards" / skill / "manifest.json").read_text())
-        assert manifest["annotation"] == f"llmexplore-oracle-2_msg_{skill}_default"
+        assert manifest["annotation"] == f"{ORACLE_ANNOTATOR}_msg_{skill}_default"
     code = json.loads((out / "code/manifest.json").read_text())
     assert len(code["files"]) == 11 and all(e["attempts"] == 1 for e in code["files"].values())
     run = out / "skills-run"

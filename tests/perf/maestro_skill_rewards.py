@@ -1,7 +1,7 @@
 """Does each skill's own reward rise while that skill is active? MaestroMotif at a CPU budget.
 
-Builds (or reuses under ``--out``) a pair dataset (random play, or a trained run's with ``--collect-policy``), one oracle-labelled Motif reward
-model per skill and the oracle's skill code, then trains the skill-conditioned policy with the
+Builds (or reuses under ``--out``) a pair dataset (random play, or a trained run's with
+``--collect-policy``), one oracle-labelled Motif reward model per skill and the oracle's skill code, then trains the skill-conditioned policy with the
 intrinsic reward only (c_ext = 0) for each seed, and reports per skill how its reward changes
 over training:
 
@@ -56,13 +56,13 @@ def build_artifacts(out: Path, args: argparse.Namespace) -> tuple[Path, Path]:
     dataset = out / "pairs"
     if not (dataset / "data").is_dir():
         policy = None
-        if args.collect_policy:  # a trained MaestroMotif run plays, skills and all: key events show up far
-            from llmexplore.methods.motif.checkpoint_policy import CheckpointPolicy  # more than at random
+        if args.collect_policy:  # a trained run plays, skills and all: rare skills' events show up far more
+            from llmexplore.methods.motif.checkpoint_policy import CheckpointPolicy
 
             policy = CheckpointPolicy.load(args.collect_policy, task=args.task)
         _, stats = collect_pairs(args.task, args.pairs, dataset, seed=0, policy=policy)
-        print(f"collected {args.pairs} pairs with {'run ' + args.collect_policy if policy else 'random play'}: "
-              f"{stats}", flush=True)
+        source = f"run {args.collect_policy}" if policy else "random play"
+        print(f"collected {args.pairs} pairs with {source}: {stats}", flush=True)
     rewards = out / "rewards"
     for skill in SKILLS:
         folder = rewards / skill
@@ -184,7 +184,8 @@ def main() -> None:
     )
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--collect-policy", default=None,
-                        help="run folder whose latest checkpoint plays while pairs are collected (default: random)")
+                        help="run folder whose latest checkpoint plays while pairs are collected "
+                             "(default: random actions)")
     parser.add_argument("--rm-lr", type=float, default=3e-4)
     parser.add_argument("--rm-batch-size", type=int, default=1024)
     parser.add_argument("--rm-epochs", type=int, default=8)

@@ -14,6 +14,7 @@ from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.oracle import OracleLM
 from llmexplore.lm.oracle.nethack import message_value
 from llmexplore.methods.motif.dataset import open_pair_dataset
+from tests.helpers.motif import ORACLE_ANNOTATOR
 from tests.helpers.pairs import make_dataset, make_pairs
 
 
@@ -29,7 +30,7 @@ def test_labels_follow_the_conventions(tmp_path: Path):
     ds = make_dataset(tmp_path / "ds", pairs)
     lm = CachedLM(OracleLM(), LMCache(tmp_path / "c.sqlite3"))
     report = annotate_pairs(ds, lm, goal="gold", batch_size=64)
-    labels = np.load(tmp_path / "ds" / "preference" / "llmexplore-oracle-2_msg_gold_default.npy")
+    labels = np.load(tmp_path / "ds" / "preference" / f"{ORACLE_ANNOTATOR}_msg_gold_default.npy")
     assert labels.dtype == np.uint8 and labels.shape == (300,)
     assert labels.tolist() == [expected_label(a, b, "gold") for a, b in pairs]
     identical = sum(a == b for a, b in pairs)
@@ -39,7 +40,7 @@ def test_labels_follow_the_conventions(tmp_path: Path):
     assert report.counts["unknown"] == 0 and sum(report.counts.values()) == 300
     assert {0, 1, 2} <= set(labels.tolist())
     # the published reader sees it
-    assert "llmexplore-oracle-2_msg_gold_default" in open_pair_dataset(tmp_path / "ds").preference_names()
+    assert f"{ORACLE_ANNOTATOR}_msg_gold_default" in open_pair_dataset(tmp_path / "ds").preference_names()
 
 
 def test_chunks_cover_the_dataset_and_resume_asks_only_unknown(tmp_path: Path):
@@ -80,7 +81,7 @@ def test_cli_annotates_and_reports(tmp_path: Path, capsys):
                  "--cache", str(tmp_path / "c.sqlite3")])
     assert code == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert report["labels_file"].endswith("preference/llmexplore-oracle-2_msg_combat_reworded.npy")
+    assert report["labels_file"].endswith(f"preference/{ORACLE_ANNOTATOR}_msg_combat_reworded.npy")
     assert report["counts"]["unknown"] == 0 and report["cache"]["misses"] > 0
 
 

@@ -42,7 +42,8 @@ def test_gold_and_combat_order_each_others_key_event_differently():
     # only the hero's gold counts: a pet carrying coins about is routine
     pet = ["The little dog drops a gold piece.", "The kitten picks up a gold piece."]
     assert labels("gold", [(p, routine[0]) for p in pet]) == [LABEL_TIE] * 2
-    assert labels("gold", [("You swap places with your kitten.  $ - a gold piece.", routine[0])]) == [LABEL_FIRST]
+    swap = "You swap places with your kitten.  $ - a gold piece."
+    assert labels("gold", [(swap, routine[0])]) == [LABEL_FIRST]
 
 
 def test_default_goal_prefers_progress_and_penalises_bad_events():

@@ -18,6 +18,7 @@ from llmexplore.methods.maestro.codegen import (
 )
 from llmexplore.methods.maestro.program import SkillProgram
 from llmexplore.methods.maestro.skills import SKILLS
+from tests.helpers.motif import ORACLE_ANNOTATOR
 from tests.helpers.scripted_lm import ScriptedLM
 
 BAD = "```python\ndef select_skill(obs, memory):\n    return obs['dlvl'] and 'descender'\n```"
@@ -28,7 +29,7 @@ def test_oracle_code_for_every_target_passes_and_loads(tmp_path):
     targets = skill_targets() + [training_target(), task_target("delphi", "Reach the Oracle.")]
     manifest = generate_code(tmp_path, OracleLM(), targets)
     assert set(manifest["files"]) == {t.path for t in targets}
-    assert all(e["attempts"] == 1 and e["model"] == "llmexplore-oracle-2" for e in manifest["files"].values())
+    assert all(e["attempts"] == 1 and e["model"] == ORACLE_ANNOTATOR for e in manifest["files"].values())
     program = SkillProgram(tmp_path, SKILLS)
     assert program.skills == SKILLS and len(program.digest()) == 16
     SkillProgram(tmp_path, SKILLS, policy="task:delphi")
