@@ -1,9 +1,9 @@
 """Does each skill's own reward rise while that skill is active? MaestroMotif at a CPU budget.
 
 Builds (or reuses under ``--out``) a pair dataset (random play, or a trained run's with
-``--collect-policy``), one oracle-labelled Motif reward model per skill and the oracle's skill code, then trains the skill-conditioned policy with the
-intrinsic reward only (c_ext = 0) for each seed, and reports per skill how its reward changes
-over training:
+``--collect-policy``), one oracle-labelled Motif reward model per skill and the oracle's skill
+code, then trains the skill-conditioned policy with the intrinsic reward only (c_ext = 0) for
+each seed, and reports per skill how its reward changes over training:
 
 * from the learner (what PPO actually optimised), as a curve over ``--windows`` equal shares of the
   budget: each skill's mean return per activation (its reward summed over one call of the skill,
