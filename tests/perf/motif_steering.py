@@ -17,8 +17,9 @@ checks it at a budget a CPU affords:
    ("You kill/destroy" announcements) from the episode stats. The training episodes of the
    last quarter of the budget are summarised the same way as a second view.
 
-Printed per goal: mean ± standard error over seeds of the per-run mean gold and kills, and
-the per-run numbers. Nothing is tuned to the outcome: the settings are the command line's.
+Printed per goal: mean ± standard error over seeds of the per-run mean gold and kills per episode
+(the claim) and per 1,000 env steps (a second view, as episode lengths vary several-fold), and the
+per-run numbers. Nothing is tuned to the outcome: the settings are the command line's.
 Everything lands under ``--out`` and a rerun resumes (finished parts are reused).
 
     PYTHONPATH=$PWD python tests/perf/motif_steering.py --out /tmp/steer [--steps 300000] [--seeds 0 1]
@@ -63,7 +64,13 @@ def reward_model(out: Path, dataset: Path, goal: str, args: argparse.Namespace) 
 
 
 def mean_stats(episodes: list[dict]) -> dict[str, float]:
-    return {k: statistics.fmean(float(e[k]) for e in episodes) for k in STATS + ("length",)} if episodes else {}
+    """Per-episode means, and per-1,000-step rates: gold and kills at an episode's end grow with its
+    length, and lengths vary several-fold between runs, so the rates separate goal from survival."""
+    if not episodes:
+        return {}
+    steps = sum(float(e["length"]) for e in episodes)
+    means = {k: statistics.fmean(float(e[k]) for e in episodes) for k in STATS + ("length",)}
+    return means | {f"{k}_per_1k": 1000 * sum(float(e[k]) for e in episodes) / steps for k in STATS}
 
 
 def training_tail(run_dir: Path, steps: int) -> dict[str, float]:
@@ -139,11 +146,12 @@ def main() -> None:
     print(f"\nsteering on {args.task}, c_ext {args.ext_coef}, c_int 0.1, {args.steps:,} env steps per run, "
           f"seeds {args.seeds}, {args.episodes} evaluation episodes per run; {len(args.goals) * len(args.seeds)} "
           f"runs in {time.perf_counter() - started:,.0f} s (this process)")
-    print("mean ± s.e. over seeds of each run's mean per episode")
-    print(f"{'goal':>8} | {'eval gold':>14} {'eval kills':>14} | {'train gold':>14} {'train kills':>14}")
-    for goal, rows in results.items():
-        cells = [mean_se([r[view][k] for r in rows]) for view in ("eval", "train_tail") for k in STATS]
-        print(f"{goal:>8} | {cells[0]:>14} {cells[1]:>14} | {cells[2]:>14} {cells[3]:>14}")
+    for title, keys in (("mean per episode", STATS), ("per 1,000 env steps", [f"{k}_per_1k" for k in STATS])):
+        print(f"mean ± s.e. over seeds of each run's {title}")
+        print(f"{'goal':>8} | {'eval gold':>14} {'eval kills':>14} | {'train gold':>14} {'train kills':>14}")
+        for goal, rows in results.items():
+            cells = [mean_se([r[view][k] for r in rows]) for view in ("eval", "train_tail") for k in keys]
+            print(f"{goal:>8} | {cells[0]:>14} {cells[1]:>14} | {cells[2]:>14} {cells[3]:>14}")
     (out / "steering.json").write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
 
 

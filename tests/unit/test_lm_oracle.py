@@ -44,6 +44,10 @@ def test_gold_and_combat_order_each_others_key_event_differently():
     assert labels("gold", [(p, routine[0]) for p in pet]) == [LABEL_TIE] * 2
     swap = "You swap places with your kitten.  $ - a gold piece."
     assert labels("gold", [(swap, routine[0])]) == [LABEL_FIRST]
+    # other items tie with routine messages under gold (rule version 3); gold on the floor does not
+    items = ["You see here a dagger.", "f - an uncursed dagger."]
+    assert labels("gold", [(i, routine[0]) for i in items]) == [LABEL_TIE] * 2
+    assert labels("gold", [("You see here 7 gold pieces.", items[0])]) == [LABEL_FIRST]
 
 
 def test_default_goal_prefers_progress_and_penalises_bad_events():
