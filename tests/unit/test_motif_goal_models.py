@@ -24,9 +24,8 @@ def goal_models(tmp_path_factory):
         out = root / f"rm-{goal}"
         train_reward_model(root / "pairs", f"{ORACLE_ANNOTATOR}_msg_{goal}_default", out,
                            RewardTrainingOptions(lr=1e-3, batch_size=256, epochs=5, threads=1))
-        scorer = RewardScorer(str(out))
-        models[goal] = dict(zip((KILL, GOLD, ROUTINE), scorer.normalized(
-            np.stack([encode(m) for m in (KILL, GOLD, ROUTINE)]))))
+        z = RewardScorer(str(out)).normalized(np.stack([encode(m) for m in (KILL, GOLD, ROUTINE)]))
+        models[goal] = dict(zip((KILL, GOLD, ROUTINE), z.tolist()))
     return models
 
 
