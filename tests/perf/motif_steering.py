@@ -18,8 +18,9 @@ checks it at a budget a CPU affords:
    last quarter of the budget are summarised the same way as a second view.
 
 Printed per goal: mean ± standard error over seeds of the per-run mean gold and kills per episode
-(the claim) and per 1,000 env steps (a second view, as episode lengths vary several-fold), and the
-per-run numbers. Nothing is tuned to the outcome: the settings are the command line's.
+(the claim), of their interquartile means over the run's episodes (a rare gold pile of hundreds of
+pieces sways a mean of 20 episodes) and per 1,000 env steps (a second view, as episode lengths vary
+several-fold), and the per-run numbers. Nothing is tuned to the outcome: the settings are the command line's.
 Everything lands under ``--out`` and a rerun resumes (finished parts are reused).
 
     PYTHONPATH=$PWD python tests/perf/motif_steering.py --out /tmp/steer [--steps 300000] [--seeds 0 1]
@@ -41,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from llmexplore.benchmarks.cell import run_cell  # noqa: E402
 from llmexplore.benchmarks.evaluate import evaluate  # noqa: E402
 from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
+from llmexplore.benchmarks.stats import iqm  # noqa: E402
 from llmexplore.lm.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.methods.motif.artifacts import MANIFEST_FILE  # noqa: E402
@@ -60,17 +62,20 @@ def reward_model(out: Path, dataset: Path, goal: str, args: argparse.Namespace) 
     manifest = json.loads((folder / MANIFEST_FILE).read_text())
     print(f"reward model {goal}: labels {report.counts}, held-out non-tie accuracy "
           f"{manifest['final']['val_accuracy']:.3f}", flush=True)
-    return folder
+    return folder.resolve()  # runs record the real path: an --out assembled by links reuses them
 
 
 def mean_stats(episodes: list[dict]) -> dict[str, float]:
-    """Per-episode means, and per-1,000-step rates: gold and kills at an episode's end grow with its
-    length, and lengths vary several-fold between runs, so the rates separate goal from survival."""
+    """Per-episode means; their interquartile means, as one episode that finds a gold pile (hundreds of
+    pieces) outweighs the other nineteen; and per-1,000-step rates: gold and kills at an episode's end
+    grow with its length, and lengths vary several-fold between runs, so the rates separate goal from
+    survival."""
     if not episodes:
         return {}
     steps = sum(float(e["length"]) for e in episodes)
     means = {k: statistics.fmean(float(e[k]) for e in episodes) for k in STATS + ("length",)}
-    return means | {f"{k}_per_1k": 1000 * sum(float(e[k]) for e in episodes) / steps for k in STATS}
+    iqms = {f"{k}_iqm": iqm([float(e[k]) for e in episodes]) for k in STATS}
+    return means | iqms | {f"{k}_per_1k": 1000 * sum(float(e[k]) for e in episodes) / steps for k in STATS}
 
 
 def training_tail(run_dir: Path, steps: int) -> dict[str, float]:
@@ -146,7 +151,9 @@ def main() -> None:
     print(f"\nsteering on {args.task}, c_ext {args.ext_coef}, c_int 0.1, {args.steps:,} env steps per run, "
           f"seeds {args.seeds}, {args.episodes} evaluation episodes per run; {len(args.goals) * len(args.seeds)} "
           f"runs in {time.perf_counter() - started:,.0f} s (this process)")
-    for title, keys in (("mean per episode", STATS), ("per 1,000 env steps", [f"{k}_per_1k" for k in STATS])):
+    views = (("mean per episode", STATS), ("interquartile mean per episode", [f"{k}_iqm" for k in STATS]),
+             ("per 1,000 env steps", [f"{k}_per_1k" for k in STATS]))
+    for title, keys in views:
         print(f"mean ± s.e. over seeds of each run's {title}")
         print(f"{'goal':>8} | {'eval gold':>14} {'eval kills':>14} | {'train gold':>14} {'train kills':>14}")
         for goal, rows in results.items():

@@ -50,6 +50,18 @@ def test_gold_and_combat_order_each_others_key_event_differently():
     assert labels("gold", [("You see here 7 gold pieces.", items[0])]) == [LABEL_FIRST]
 
 
+@pytest.mark.parametrize("goal", ["combat", "gold", "defaultgoal"])
+def test_a_monsters_attack_on_the_hero_is_no_progress_under_any_goal(goal):
+    """Goals count what the hero does (rule version 4): being bitten is a loss and a monster's miss
+    is routine, under combat too, while the hero's own attacks still count there."""
+    routine = "You hear some noises in the distance."
+    assert labels(goal, [("The jackal bites!", routine), ("The newt misses!", routine)]) == [
+        LABEL_SECOND, LABEL_TIE]
+    if goal == "combat":
+        assert labels(goal, [(HIT, "The jackal bites!"), ("You miss the jackal.", routine)]) == [
+            LABEL_FIRST, LABEL_FIRST]
+
+
 def test_default_goal_prefers_progress_and_penalises_bad_events():
     pairs = [("Welcome to experience level 3.", "You hear some noises in the distance."),
              ("It's solid stone.", ""), ("", "You are beginning to feel hungry."),

@@ -12,6 +12,8 @@ from tests.helpers.motif import ORACLE_ANNOTATOR, label_with_oracle
 from tests.helpers.pairs import encode, make_dataset, make_pairs
 
 KILL, GOLD, ROUTINE = "You kill the newt!", "$ - 12 gold pieces.", "You hear some noises in the distance."
+BITTEN = "The jackal bites!"
+MESSAGES = (KILL, GOLD, ROUTINE, BITTEN)
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +26,8 @@ def goal_models(tmp_path_factory):
         out = root / f"rm-{goal}"
         train_reward_model(root / "pairs", f"{ORACLE_ANNOTATOR}_msg_{goal}_default", out,
                            RewardTrainingOptions(lr=1e-3, batch_size=256, epochs=5, threads=1))
-        z = RewardScorer(str(out)).normalized(np.stack([encode(m) for m in (KILL, GOLD, ROUTINE)]))
-        models[goal] = dict(zip((KILL, GOLD, ROUTINE), z.tolist()))
+        z = RewardScorer(str(out)).normalized(np.stack([encode(m) for m in MESSAGES]))
+        models[goal] = dict(zip(MESSAGES, z.tolist()))
     return models
 
 
@@ -35,3 +37,10 @@ def test_each_goal_model_ranks_its_own_key_event_first(goal_models):
     assert combat[KILL] > combat[GOLD] + 0.5 and combat[KILL] > combat[ROUTINE] + 0.5, combat
     # the other goal's key event is worth about as much as a routine message
     assert abs(gold[KILL] - gold[ROUTINE]) < 0.5 and abs(combat[GOLD] - combat[ROUTINE]) < 0.5
+
+
+def test_no_goal_model_pays_for_being_bitten(goal_models):
+    """A combat model that paid for bites (rule version 3) drove its agents into them: they died
+    sooner and killed no more per episode than the gold agents."""
+    for goal, z in goal_models.items():
+        assert z[BITTEN] < z[ROUTINE] - 0.5, (goal, z)

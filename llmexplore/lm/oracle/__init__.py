@@ -30,7 +30,7 @@ from llmexplore.lm.errors import OracleError
 from llmexplore.lm.oracle import crafter, housekeep, maestro, nethack
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
-ORACLE_VERSION = "3"  # bump when any answer rule changes: it is part of every cache key
+ORACLE_VERSION = "4"  # bump when any answer rule changes: it is part of every cache key
 
 UNRECOGNISED = ("I can only answer the questions this suite asks (message preferences, message "
                 "classification, goal suggestions, placements, skill code). I do not recognise this request.")

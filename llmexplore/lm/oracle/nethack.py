@@ -143,6 +143,10 @@ _TRIGGER_EVENTS: dict[str, tuple[int, ...]] = {
 #: Version 3: under ``gold``, other items seen or picked up tie with routine messages too; they
 #: are ~25 times as frequent as gold, so a model that ranked them above routine messages paid
 #: mostly for standing on items (78% of its thresholded reward), not for gold.
+#: Version 4: a goal counts what the hero does, as version 2 did for gold. Under ``combat``, a
+#: monster's attack on the hero (it hits: ``hurt``; it misses) weighs as under every other goal, a
+#: loss and routine. Version 3 paid for being bitten almost as much as for a kill (model z 1.98
+#: against 2.40), and its agents sought bites, died sooner and killed no more per episode.
 WEIGHTS: dict[str, dict[str, float]] = {
     "defaultgoal": {"death": -5, "kill": 3, "level_up": 4, "hit_monster": 1, "miss_monster": 0.25, "gold": 2,
                     "stairs_down": 2, "descend": 3, "stairs_up": 0.5, "new_item": 1.5, "see_item": 0.5,
@@ -152,7 +156,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
                       "discovery": 1, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
     "combat": {"death": -5, "kill": 5, "level_up": 4, "hit_monster": 3, "miss_monster": 1.5, "gold": 0,
                "stairs_down": 0, "descend": 0.5, "stairs_up": 0, "new_item": 0.5, "see_item": 0,
-               "discovery": 0, "hurt": 1, "monster_misses": 1, "hunger": -1, "blocked": -0.5, "useless": -0.5},
+               "discovery": 0, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
     "gold": {"death": -5, "kill": 0, "level_up": 0, "hit_monster": 0, "miss_monster": 0, "gold": 5,
              "stairs_down": 0.5, "descend": 0.5, "stairs_up": 0, "new_item": 0, "see_item": 0,
              "discovery": 0.5, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
@@ -176,7 +180,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
 GOAL_SUMMARY = {
     "defaultgoal": "the score rises by defeating monsters, collecting gold and reaching deeper levels",
     "zeroknowledge": "progress means growing stronger, finding things and exploring further",
-    "combat": "the aim here is fighting, so attacks and kills count most",
+    "combat": "the aim here is fighting, so the hero's own attacks and kills count most",
     "gold": "the aim here is gold, so anything that yields gold counts most",
     "stairs": "the aim here is to go down, so staircases and descending count most",
     "discoverer": "this player should make the most of the current level, so fights, gold, items and new "
