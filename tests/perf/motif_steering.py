@@ -85,6 +85,19 @@ def training_tail(run_dir: Path, steps: int) -> dict[str, float]:
     return {**mean_stats(tail), "episodes": len(tail)}
 
 
+def evaluation_stats(run_dir: Path, episodes: int, env_steps: int) -> list[dict]:
+    """Episode stats of the final checkpoint on seeds 0..episodes-1: read back from an earlier
+    evaluation of that checkpoint on those seeds, else played (``evaluate`` resumes only a cut-off
+    evaluation, and a summary over many runs should not replay them all)."""
+    seeds = list(range(episodes))
+    for path in sorted((run_dir / "eval").glob("*.sample.json")):
+        done = json.loads(path.read_text())
+        if done.get("seeds") == seeds and done.get("checkpoint", {}).get("env_steps") == env_steps:
+            return [e["stats"] for e in done["episodes"]]
+    evaluation, _ = evaluate(run_dir, seeds, workers=1, progress=False)
+    return [e.stats for e in evaluation.episodes]
+
+
 def mean_se(values: list[float]) -> str:
     mean = statistics.fmean(values)
     se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
@@ -137,8 +150,7 @@ def main() -> None:
                            method_options={"reward_model": str(models[goal])}, label=f"motif-{goal}")
             began = time.perf_counter()
             record = run_cell(spec, run_dir, quiet=True)
-            evaluation, _ = evaluate(run_dir, list(range(args.episodes)), workers=1, progress=False)
-            episodes = [e.stats for e in evaluation.episodes]
+            episodes = evaluation_stats(run_dir, args.episodes, record.env_steps)
             row = {"seed": seed, "steps_per_second": record.steps_per_second, "eval": mean_stats(episodes),
                    "train_tail": training_tail(run_dir, args.steps)}
             results[goal].append(row)
