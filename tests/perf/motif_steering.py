@@ -18,9 +18,10 @@ checks it at a budget a CPU affords:
    last quarter of the budget are summarised the same way as a second view.
 
 Printed per goal: mean ± standard error over seeds of the per-run mean gold and kills per episode
-(the claim), of their interquartile means over the run's episodes (a rare gold pile of hundreds of
-pieces sways a mean of 20 episodes) and per 1,000 env steps (a second view, as episode lengths vary
-several-fold), and the per-run numbers. Nothing is tuned to the outcome: the settings are the command line's.
+(the claim), of their interquartile means over the run's episodes (a rare gold pile of hundreds
+of pieces sways a mean of 20 episodes) and per 1,000 env steps (a second view, as episode lengths
+vary several-fold), and the per-run numbers. Nothing is tuned to the outcome: the settings are the
+command line's.
 Everything lands under ``--out`` and a rerun resumes (finished parts are reused).
 
     PYTHONPATH=$PWD python tests/perf/motif_steering.py --out /tmp/steer [--steps 300000] [--seeds 0 1]
