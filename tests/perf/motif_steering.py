@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
@@ -43,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from llmexplore.benchmarks.cell import run_cell  # noqa: E402
 from llmexplore.benchmarks.evaluate import evaluate  # noqa: E402
 from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
-from llmexplore.benchmarks.stats import iqm  # noqa: E402
+from llmexplore.benchmarks.stats import iqm, mean_and_se  # noqa: E402
 from llmexplore.lm.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.methods.motif.artifacts import MANIFEST_FILE  # noqa: E402
@@ -100,8 +99,7 @@ def evaluation_stats(run_dir: Path, episodes: int, env_steps: int) -> list[dict]
 
 
 def mean_se(values: list[float]) -> str:
-    mean = statistics.fmean(values)
-    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
+    mean, se = mean_and_se(values)
     return f"{mean:6.2f} ± {se:4.2f}"
 
 
