@@ -36,7 +36,9 @@ class TrainConfig(BaseModel):
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
     torch_threads: int | None = Field(
         None, ge=1, description="intra-op threads for the serial process; default OMP_NUM_THREADS, else 1")
-    save_every_sec: int = Field(60, ge=1)
+    save_every_sec: int = Field(60, ge=1, description="seconds between periodic checkpoints (a safety net)")
+    metrics_every_steps: int | None = Field(
+        None, ge=1, description="env steps between rows of metrics.jsonl; default: budget / 100 (plus a final row)")
     sf_args: dict[str, Any] = Field(default_factory=dict, description="raw sample-factory options, for experts")
 
     def resolved(self, family: str) -> "TrainConfig":

@@ -18,7 +18,6 @@ the actors computed. The runners below swap this learner into sample-factory's
 from __future__ import annotations
 
 import json
-import time
 from typing import Any, Optional
 
 import numpy as np
@@ -27,10 +26,12 @@ from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.runners.runner_parallel import ParallelRunner
 from sample_factory.algo.runners.runner_serial import SerialRunner
+from sample_factory.algo.utils.misc import POLICY_ID_KEY
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.utils.utils import log
 
 from llmexplore.agents.checkpoints import load_checkpoint_file, reset_policy_parts
+from llmexplore.agents.metrics_schedule import MetricsSchedule, default_metrics_every
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs.base import ENV_UID_KEY
 from llmexplore.methods import IntrinsicReward, RewardBatch
@@ -40,7 +41,6 @@ from llmexplore.methods.segments import SegmentSums
 REPORT_KEY = "llmexplore"
 #: key of our state inside sample-factory checkpoints
 CHECKPOINT_KEY = "llmexplore"
-METRICS_EVERY_SEC = 5.0
 
 
 class IntrinsicLearner(Learner):
@@ -56,11 +56,15 @@ class IntrinsicLearner(Learner):
         self.episode_returns = SegmentSums()
         self._resumed = False
         self.parent_report: dict | None = None
-        self._sums = np.zeros(3)  # r_ext, r_int, steps since the last report
-        self._last_metrics_time = 0.0
+        self._sums = np.zeros(3)  # r_ext, r_int, steps since the last metrics row
+        budget = self.settings.budget or self.cfg.train_for_env_steps + 1
+        self._metrics_schedule = MetricsSchedule(self.settings.metrics_every_steps or default_metrics_every(budget),
+                                                 budget)
         #: [N, T] bool, where the current batch's returns end although the episode goes on
         self._return_ends: torch.Tensor | None = None
-        return super().init()
+        init_model_data = super().init()
+        self._metrics_schedule.restart_from(self.env_steps)  # a resumed run continues the same rows
+        return init_model_data
 
     # -- checkpoints ---------------------------------------------------------------------------
     @staticmethod
@@ -156,19 +160,35 @@ class IntrinsicLearner(Learner):
         return buff, experience_size, num_invalids
 
     def _report(self, finished: list[float], update_metrics: dict[str, float]) -> dict[str, Any]:
-        report: dict[str, Any] = {"intrinsic_returns": finished}
+        """What the main process gets after a batch: finished intrinsic returns, and a metrics row when due.
+
+        ``env_steps`` is the learner's count after this batch, the step the row and the returns belong to.
+        """
+        report: dict[str, Any] = {"intrinsic_returns": finished, "env_steps": self.env_steps}
         if self.parent_report is not None:
             report["parent"], self.parent_report = self.parent_report, None
-        now = time.time()
-        if now - self._last_metrics_time >= METRICS_EVERY_SEC:
-            self._last_metrics_time = now
-            steps = max(self._sums[2], 1.0)
-            metrics = {"reward_ext_mean": self._sums[0] / steps, "reward_int_mean": self._sums[1] / steps}
-            metrics.update(update_metrics)
-            metrics.update(self.method.metrics())
-            report["metrics"] = {k: float(v) for k, v in metrics.items()}
-            self._sums[:] = 0.0
+        if self._metrics_schedule.due(self.env_steps):
+            report["metrics"] = self._metrics_row(update_metrics)
+        else:
+            self._pending_update_metrics = update_metrics
         return report
+
+    def final_report(self) -> dict[str, Any] | None:
+        """The last row when training stops between two rows (interrupted, then checkpointed)."""
+        if self._sums[2] == 0 or self._metrics_schedule.final_written:
+            return None
+        return {"intrinsic_returns": [], "env_steps": self.env_steps,
+                "metrics": self._metrics_row(getattr(self, "_pending_update_metrics", {}))}
+
+    def _metrics_row(self, update_metrics: dict[str, float]) -> dict[str, float]:
+        """Mean rewards per step since the last row, the method's online-update figures and its own metrics."""
+        steps = max(self._sums[2], 1.0)
+        metrics = {"reward_ext_mean": self._sums[0] / steps, "reward_int_mean": self._sums[1] / steps}
+        metrics.update(update_metrics)
+        metrics.update(self.method.metrics())
+        self._sums[:] = 0.0
+        self._pending_update_metrics = {}
+        return {k: float(v) for k, v in metrics.items()}
 
 
 class IntrinsicLearnerWorker(LearnerWorker):
@@ -179,6 +199,10 @@ class IntrinsicLearnerWorker(LearnerWorker):
         self.learner = IntrinsicLearner(cfg, env_info, buffer_mgr.policy_versions, policy_id, self.param_server)
 
     def on_stop(self, *args):
+        # the row for the stretch since the last one, at the step of the checkpoint saved next
+        final = self.learner.final_report() if hasattr(self.learner, "_metrics_schedule") else None
+        if final is not None:
+            self.report_msg.emit({REPORT_KEY: final, POLICY_ID_KEY: self.learner.policy_id})
         try:
             self.learner.method.close()
         except AttributeError:

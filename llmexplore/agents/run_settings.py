@@ -26,6 +26,9 @@ class RunSettings:
     #: fine-tuning: policy weights to start from, and which parts to re-initialise
     init_checkpoint: str | None = None
     reset_parts: tuple[str, ...] = ()
+    #: the run's budget in env steps, and the metrics cadence (None: about 100 rows over the budget)
+    budget: int = 0
+    metrics_every_steps: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -154,10 +154,11 @@ def train(
 
     def on_report(_runner, msg: dict, _policy_id: int) -> None:
         report = msg[REPORT_KEY]
+        steps = int(report.get("env_steps", learner_steps()))  # the learner's count after the batch it reports
         if report.get("intrinsic_returns"):
-            sink.on_intrinsic_returns(learner_steps(), report["intrinsic_returns"])
+            sink.on_intrinsic_returns(steps, report["intrinsic_returns"])
         if report.get("metrics"):
-            sink.on_metrics(learner_steps(), report["metrics"])
+            sink.on_metrics(steps, report["metrics"])
         if report.get("parent"):
             sink.on_parent(report["parent"])
 
@@ -173,6 +174,8 @@ def train(
     runner.policy_msg_handlers.setdefault(EPISODIC, []).append(on_episode)
     runner.policy_msg_handlers.setdefault(REPORT_KEY, []).append(on_report)
     status = runner.run()
+    if status == ExperimentStatus.INTERRUPTED and train_config.serial:
+        _checkpoint_interrupted_serial_run(runner, sink)
     seconds = time.time() - started
     steps = learner_steps()
     outcome = {
@@ -182,3 +185,17 @@ def train(
     if outcome == "complete" and steps < budget:
         outcome = "interrupted"
     return TrainResult(outcome, steps, steps - resume_env_steps, seconds)
+
+
+def _checkpoint_interrupted_serial_run(runner: Any, sink: TrainingSink) -> None:
+    """Ctrl-C in one process stops sample-factory's event loop before its components' stop handlers
+    run, so nothing saves the learner's state: save it here, and write the metrics row of the stretch
+    since the last row at the checkpoint's step, so the record ends where the resume will start."""
+    for worker in runner.learners.values():
+        learner = worker.learner
+        if getattr(learner, "actor_critic", None) is None or learner.env_steps == 0:
+            continue
+        learner.save()
+        final = learner.final_report()
+        if final is not None:
+            sink.on_metrics(int(final["env_steps"]), final["metrics"])

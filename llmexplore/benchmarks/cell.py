@@ -31,7 +31,7 @@ CURVE_BINS = 20
 HEARTBEAT_SEC = 10.0
 #: fields that may change between a run and its resumption without making it another run
 _OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial"),
-                ("train", "torch_threads")}
+                ("train", "torch_threads"), ("train", "metrics_every_steps")}
 
 
 def utc_now() -> str:

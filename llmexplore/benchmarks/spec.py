@@ -112,6 +112,8 @@ class ResolvedRun:
             policy_keys=tuple(self.method.policy_keys),
             init_checkpoint=self.parent_checkpoint,
             reset_parts=tuple(self.spec.parent.reset) if self.spec.parent else (),
+            budget=self.budget,
+            metrics_every_steps=self.train.metrics_every_steps,
         )
 
 

@@ -34,7 +34,7 @@ def test_each_oni_method_trains_through_the_cli(tmp_path, method):
     for key in ("oni_queue_length", "oni_labels_per_second", "oni_labelled_share", "oni_dedup_saved"):
         assert key in last
     assert last["oni_labels_total"] > 0 and last["oni_backend_errors"] == 0
-    assert any(m.get("oni_labelled_share", 0) > 0 for m in metrics)
+    assert last["oni_labelled_share"] > 0  # the final row: by the budget some messages carry labels
     if method != "oni-retrieval":
         assert last["oni_rm_steps"] > 0
     if method != "oni-classification":  # a barely trained classifier may still say "unhelpful" everywhere
