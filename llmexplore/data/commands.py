@@ -13,7 +13,7 @@ from llmexplore.cli import Handler, _table, command
 @command("data", "list the fetchable datasets, or fetch one into the data folder")
 def _data(p: argparse.ArgumentParser) -> Handler:
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    listing = sub.add_parser("list", help="datasets, where they go, and whether they are present and verified")
+    listing = sub.add_parser("list", help="datasets, where they go, whether they are present and verified")
     listing.add_argument("--json", action="store_true")
     listing.add_argument("--dir", help="data folder (default: $LLMEXPLORE_DATA or ~/.cache/llmexplore/data)")
     fetching = sub.add_parser("fetch", help="download a dataset's pinned files and verify their sha256")
@@ -39,9 +39,8 @@ def _list(root: Path | None, as_json: bool) -> int:
     rows = []
     for info in DATASETS.values():
         states = [s.state for s in dataset_state(info, home)]
-        status = "verified" if all(s == "verified" for s in states) else (
-            "missing" if all(s == "missing" for s in states) else
-            ", ".join(f"{states.count(s)} {s}" for s in ("verified", "missing", "partial", "corrupt") if s in states))
+        kinds = [k for k in ("verified", "missing", "partial", "corrupt") if k in states]
+        status = kinds[0] if len(kinds) == 1 else ", ".join(f"{states.count(k)} files {k}" for k in kinds)
         rows.append({"name": info.name, "status": status, "path": str(home / info.name), "size": info.size,
                      "files": len(info.files), "source": info.source, "description": info.description})
     if as_json:

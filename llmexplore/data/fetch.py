@@ -18,7 +18,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from http.client import HTTPException
+from http.client import HTTPException, IncompleteRead
 from pathlib import Path
 from typing import Callable
 
@@ -85,7 +85,8 @@ def fetch(name: str, root: Path | None = None, source: str | None = None, *,
 
 
 # -- one file ----------------------------------------------------------------------------------
-def _fetch_file(info: Dataset, file: DataFile, origin: str, target: Path, report: Report, timeout: float) -> None:
+def _fetch_file(info: Dataset, file: DataFile, origin: str, target: Path, report: Report,
+                timeout: float) -> None:
     part = part_path(target)
     try:
         if _is_url(origin):
@@ -98,10 +99,10 @@ def _fetch_file(info: Dataset, file: DataFile, origin: str, target: Path, report
     if digest != file.sha256:
         part.unlink()
         raise DataError(
-            f"checksum mismatch for {info.name}/{file.path} from {origin}: sha256 {digest}, expected the pinned "
-            f"{file.sha256} (the damaged download was deleted)",
-            hint=f"run `{fetch_command(info.name)}` again; if it repeats, the source holds a different version of "
-                 "the file: fetch from upstream (no --from) or from a copy that matches",
+            f"checksum mismatch for {info.name}/{file.path} from {origin}: sha256 {digest}, "
+            f"expected the pinned {file.sha256} (the damaged download was deleted)",
+            hint=f"run `{fetch_command(info.name)}` again; if it repeats, the source holds a different "
+                 "version of the file: fetch from upstream (no --from) or from a copy that matches",
         )
     with open(part, "rb") as fh:
         os.fsync(fh.fileno())
@@ -126,11 +127,12 @@ def _download(url: str, part: Path, file: DataFile, report: Report, timeout: flo
             raise _reach_error(url, exc) from exc
         except (HTTPException, ConnectionError, socket.timeout) as exc:
             got = part.stat().st_size if part.exists() else 0
-            report(f"{file.path}: connection cut after {got:,} of {file.size:,} bytes ({type(exc).__name__}); "
-                   + ("resuming" if attempt < ATTEMPTS else "giving up"))
+            report(f"{file.path}: connection cut after {got:,} of {file.size:,} bytes "
+                   f"({type(exc).__name__}); " + ("resuming" if attempt < ATTEMPTS else "giving up"))
             if attempt == ATTEMPTS:
                 raise DataError(
-                    f"download of {url} was cut off {ATTEMPTS} times ({got:,} of {file.size:,} bytes kept in {part})",
+                    f"download of {url} was cut off {ATTEMPTS} times "
+                    f"({got:,} of {file.size:,} bytes kept in {part})",
                     hint="run the same command again: it resumes from the partial file",
                 ) from exc
 
@@ -141,15 +143,21 @@ def _download_once(url: str, part: Path, have: int, timeout: float) -> None:
         request.add_header("Range", f"bytes={have}-")
     with urllib.request.urlopen(request, timeout=timeout) as response:
         resumed = have and response.status == 206
+        expected = response.headers.get("Content-Length")
+        received = 0
         with open(part, "ab" if resumed else "wb") as out:
             for block in iter(lambda: response.read(CHUNK), b""):
                 out.write(block)
                 out.flush()
+                received += len(block)
+        if expected is not None and received < int(expected):  # http.client reads a dropped connection as EOF
+            raise IncompleteRead(b"", int(expected) - received)
 
 
 def _copy(source: Path, part: Path) -> None:
     if not source.is_file():
-        raise DataError(f"{source} does not exist", hint="--from must name a copy laid out as <folder>/<dataset>/<file>")
+        raise DataError(f"{source} does not exist",
+                        hint="--from must name a copy laid out as <folder>/<dataset>/<file>")
     with open(source, "rb") as src, open(part, "wb") as out:
         shutil.copyfileobj(src, out, CHUNK)
 
@@ -167,7 +175,8 @@ def _origin(info: Dataset, file: DataFile, source: str | None) -> str:
         return f"{source.rstrip('/')}/{info.name}/{file.path}"
     base = Path(source).expanduser()
     if not base.is_dir():
-        raise DataError(f"--from {source}: no such folder", hint="give a folder holding <dataset>/<file> or a URL")
+        raise DataError(f"--from {source}: no such folder",
+                        hint="give a folder holding <dataset>/<file>, or a URL")
     for candidate in (base / info.name / file.path, base / file.path):
         if candidate.is_file():
             return str(candidate)
@@ -192,8 +201,8 @@ def _write_error(folder: Path, exc: OSError) -> DataError:
 def _reach_error(url: str, exc: urllib.error.URLError) -> DataError:
     if isinstance(exc, urllib.error.HTTPError):
         return DataError(f"{url}: HTTP {exc.code} {exc.reason}",
-                         hint="the source does not serve this file: check --from (a mirror must be laid out as "
-                              "<url>/<dataset>/<file>), or drop --from to fetch from upstream")
+                         hint="the source does not serve this file: check --from (a mirror must be laid "
+                              "out as <url>/<dataset>/<file>), or drop --from to fetch from upstream")
     return DataError(f"cannot reach {url}: {exc.reason}",
-                     hint="check the network connection; on an offline machine copy the data from a machine that "
-                          "has it and use --from <folder>")
+                     hint="check the network connection; on an offline machine copy the data from a "
+                          "machine that has it and use --from <folder>")

@@ -19,7 +19,7 @@ import numpy as np
 from llmexplore.envs.crafter.stats import ACHIEVEMENTS, published_runs, run_score
 
 REFERENCE_FILE = "crafter/reference_scores.json"
-#: published file -> (row name, env-step budget the scoreboard uses: the random agent's 1M, all human episodes)
+#: published file -> (row name, env-step budget as the scoreboard: the random agent's 1M, all human episodes)
 PUBLISHED = {
     "crafter_noreward-random.json": ("random", 1_000_000),
     "crafter_reward-human.json": ("human", None),
@@ -34,8 +34,9 @@ def derive(folder: Path) -> dict[str, Any]:
     table: dict[str, Any] = {
         "source": f"derived by llmexplore.envs.crafter.reference from the scores/ files of {info.source}",
         "licence": "MIT, Copyright (c) 2021 Danijar Hafner (see LICENSE beside this file)",
-        "protocol": "Crafter's: success rate = percent of episodes within the budget that unlock an achievement; "
-                    "score = exp(mean(ln(1 + rate))) - 1; per seed, then mean and std over seeds",
+        "protocol": "Crafter's: success rate = percent of episodes within the budget that unlock an "
+                    "achievement; score = exp(mean(ln(1 + rate))) - 1; per seed, then mean and std "
+                    "over seeds",
         "agents": {},
     }
     for name, (agent, budget) in PUBLISHED.items():
