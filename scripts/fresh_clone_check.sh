@@ -40,8 +40,8 @@ print(f"fresh clone: llmexplore from {here}, data folder {settings.data_home()}"
 PY
 
 start=$SECONDS
-in_clone llmexplore run --method none --task nethack:score --seed 0 --steps "$STEPS" --out runs/nethack --quiet
-in_clone llmexplore run --method rnd --task crafter:reward-free --seed 0 --steps "$STEPS" --out runs/crafter --quiet
+in_clone llmexplore run --method none --task nethack:score --seed 0 --steps "$STEPS" -t batch_size=1024 --out runs/nethack --quiet
+in_clone llmexplore run --method rnd --task crafter:reward-free --seed 0 --steps "$STEPS" -t batch_size=1024 --out runs/crafter --quiet
 in_clone llmexplore leaderboard runs --out leaderboard >/dev/null
 test -s leaderboard/leaderboard.md
 echo "fresh clone: NetHack and Crafter cells and their leaderboard in $((SECONDS - start)) s"
