@@ -89,6 +89,7 @@ def _fetch_file(info: Dataset, file: DataFile, origin: str, target: Path, report
                 timeout: float) -> None:
     part = part_path(target)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         if _is_url(origin):
             _download(origin, part, file, report, timeout)
         else:

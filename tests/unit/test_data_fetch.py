@@ -141,6 +141,21 @@ def test_a_local_copy_fills_the_data_folder(shared_data, tmp_path):
     assert set(_states(tmp_path / "other").values()) == {"verified"}
 
 
+def test_housekeep_from_a_local_copy_then_its_task_runs(shared_data, tmp_path, monkeypatch):
+    from llmexplore.envs import make_adapter
+
+    fetching.fetch("housekeep", tmp_path, str(shared_data))
+    assert {s.state for s in fetching.dataset_state(DATASETS["housekeep"], tmp_path)} == {"verified"}
+    monkeypatch.setenv("LLMEXPLORE_DATA", str(tmp_path))
+    monkeypatch.delenv("LLMEXPLORE_HOUSEKEEP_DATA", raising=False)
+    adapter = make_adapter("housekeep:pomaria_0")
+    adapter.validate_data()
+    env = adapter.make_env(seed=0)
+    env.reset(seed=0)
+    env.step(0)
+    env.close()
+
+
 def test_an_unknown_dataset_names_the_known_ones(capsys):
     assert main(["data", "fetch", "nethack-replays"]) == 2
     err = capsys.readouterr().err
