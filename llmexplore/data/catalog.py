@@ -1,7 +1,7 @@
 """The datasets ``llmexplore data`` can fetch: pinned upstream files with their sha256.
 
 Each file is pinned to one upstream commit, so a fetched copy is byte-for-byte the one the
-suite was checked against; the checksums were taken from the team's copy of those files.
+suite was checked against; the checksums are those of the files the suite was developed with.
 Small published figures (BALROG's progression table, Crafter's reference scores) are not
 here: they ship inside the package (``llmexplore/data/packaged``).
 """

@@ -78,3 +78,33 @@ def test_leaderboard_reference_points_agree_with_the_shipped_scores():
     text = (settings.PACKAGED.parent.parent / "benchmarks" / "references.yaml").read_text()
     rows = {r["label"]: r["mean"] for r in yaml.safe_load(text)["crafter:reward-free"]["rows"]}
     assert rows["Random"] == round(random, 1) and rows["Human experts"] == round(human, 1)
+
+
+def test_user_docs_and_code_cite_nothing_outside_the_repository():
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    outside = re.compile(r"\.\./shared|shared/design|shared/data")
+    files = [repo / "README.md", *(repo / "docs").rglob("*.md"), *(repo / "llmexplore").rglob("*.py")]
+    dev_fallback = repo / "llmexplore" / "settings.py"  # the one allowed place: the development fallback
+    cited = [f"{f.relative_to(repo)}:{n}" for f in files if f != dev_fallback
+             for n, line in enumerate(f.read_text().splitlines(), 1) if outside.search(line)]
+    assert not cited, cited
+    assert (repo / "docs" / "METHODS.md").is_file()
+
+
+def test_every_packaged_file_is_declared_as_package_data():
+    import fnmatch
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    repo = Path(__file__).resolve().parents[2]
+    setuptools = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]
+    globs = setuptools["package-data"]["llmexplore"]
+    package = repo / "llmexplore"
+    for file in (package / "data" / "packaged").rglob("*"):
+        if file.is_file():
+            relative = file.relative_to(package).as_posix()
+            assert any(fnmatch.fnmatch(relative, g) for g in globs), relative
