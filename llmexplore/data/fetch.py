@@ -75,8 +75,9 @@ def fetch(name: str, root: Path | None = None, source: str | None = None, *,
         if state.state == "verified":
             report(f"{file.path}: present, sha256 verified")
         else:
-            if state.state == "corrupt":
+            if state.state == "corrupt":  # removed first: a task must never read it if the fetch fails
                 report(f"{file.path}: sha256 differs from the pinned file, fetching it again")
+                state.path.unlink()
             origin = _origin(info, file, source)
             _fetch_file(info, file, origin, state.path, report, timeout)
             report(f"{file.path}: fetched, sha256 verified")

@@ -128,6 +128,9 @@ def test_a_corrupted_file_is_detected_and_fetched_again(mirror, tmp_path):
     target = tmp_path / "crafter" / "crafter_reward-human.json"
     target.write_bytes(target.read_bytes()[:-10] + b"0123456789")
     assert _states(tmp_path)["crafter_reward-human.json"] == "corrupt"
+    with pytest.raises(DataError, match="HTTP 404"):  # a failed refetch leaves no damaged file to read
+        fetching.fetch("crafter", tmp_path, mirror + "/nowhere")
+    assert _states(tmp_path)["crafter_reward-human.json"] == "missing"
     Mirror.log.clear()
     fetching.fetch("crafter", tmp_path, mirror)
     assert [path for path, _ in Mirror.log] == ["/crafter/crafter_reward-human.json"]
