@@ -33,15 +33,16 @@ def _data(p: argparse.ArgumentParser) -> Handler:
 def _list(root: Path | None, as_json: bool) -> int:
     from llmexplore.data.catalog import DATASETS
     from llmexplore.data.fetch import dataset_state
-    from llmexplore.settings import data_home
+    from llmexplore.settings import data_path
 
-    home = root or data_home()
     rows = []
     for info in DATASETS.values():
-        states = [s.state for s in dataset_state(info, home)]
+        # where tasks read it (a dataset variable, the data folder, or a development copy) unless --dir
+        folder = root / info.name if root else data_path(info.name, must_exist=False)
+        states = [s.state for s in dataset_state(info, folder)]
         kinds = [k for k in ("verified", "missing", "partial", "corrupt") if k in states]
         status = kinds[0] if len(kinds) == 1 else ", ".join(f"{states.count(k)} files {k}" for k in kinds)
-        rows.append({"name": info.name, "status": status, "path": str(home / info.name), "size": info.size,
+        rows.append({"name": info.name, "status": status, "path": str(folder), "size": info.size,
                      "files": len(info.files), "source": info.source, "description": info.description})
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -53,9 +54,16 @@ def _list(root: Path | None, as_json: bool) -> int:
 
 
 def _fetch(args: argparse.Namespace, root: Path | None) -> int:
+    import os
+
+    from llmexplore.data.catalog import dataset
     from llmexplore.data.fetch import fetch
     from llmexplore.settings import data_home
 
+    override = dataset(args.name).env_var
+    if os.environ.get(override):
+        print(f"note: {override} is set, so tasks read {os.environ[override]}, not the folder fetched into",
+              file=sys.stderr)
     states = fetch(args.name, root, args.source, timeout=args.timeout,
                    report=lambda line: print(f"{args.name}/{line}", file=sys.stderr))
     print(json.dumps({"dataset": args.name, "folder": str((root or data_home()) / args.name),

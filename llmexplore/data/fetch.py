@@ -58,8 +58,8 @@ def file_state(file: DataFile, folder: Path) -> FileState:
     return FileState(file, path, "partial" if part_path(path).is_file() else "missing")
 
 
-def dataset_state(info: Dataset, root: Path | None = None) -> list[FileState]:
-    folder = (root or data_home()) / info.name
+def dataset_state(info: Dataset, folder: Path) -> list[FileState]:
+    """The state of every file of a dataset in ``folder`` (the dataset's own folder)."""
     return [file_state(f, folder) for f in info.files]
 
 

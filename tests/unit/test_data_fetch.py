@@ -71,7 +71,7 @@ def mirror(shared_data):
 
 
 def _states(root: Path) -> dict[str, str]:
-    return {s.file.path: s.state for s in fetching.dataset_state(CRAFTER, root)}
+    return {s.file.path: s.state for s in fetching.dataset_state(CRAFTER, root / "crafter")}
 
 
 def test_fetch_from_a_mirror_verifies_every_file_and_lists_it(mirror, tmp_path, monkeypatch, capsys):
@@ -148,7 +148,8 @@ def test_housekeep_from_a_local_copy_then_its_task_runs(shared_data, tmp_path, m
     from llmexplore.envs import make_adapter
 
     fetching.fetch("housekeep", tmp_path, str(shared_data))
-    assert {s.state for s in fetching.dataset_state(DATASETS["housekeep"], tmp_path)} == {"verified"}
+    states = fetching.dataset_state(DATASETS["housekeep"], tmp_path / "housekeep")
+    assert {s.state for s in states} == {"verified"}
     monkeypatch.setenv("LLMEXPLORE_DATA", str(tmp_path))
     monkeypatch.delenv("LLMEXPLORE_HOUSEKEEP_DATA", raising=False)
     adapter = make_adapter("housekeep:pomaria_0")
