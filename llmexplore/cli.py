@@ -204,6 +204,7 @@ def _load_command_modules() -> None:
 #: modules that add sub-commands with ``@command``
 COMMAND_MODULES: list[str] = [
     "llmexplore.benchmarks.commands",
+    "llmexplore.data.commands",
     "llmexplore.benchmarks.eval_commands",
     "llmexplore.lm.commands",
     "llmexplore.methods.motif.cli",

@@ -1,12 +1,16 @@
-"""Where external data lives: settings and environment variables, never bundled files.
+"""Where data lives: the files shipped in the package, and a data folder for fetched datasets.
 
-The suite reads third-party data (BALROG's progression table, Crafter's published
-episode stats, Housekeep's annotations and episodes) from a data directory laid out as
-``<root>/balrog/achievements.json``, ``<root>/crafter/*.json``, ``<root>/housekeep/``.
+Small published figures ship with the package (``llmexplore/data/packaged``): BALROG's
+NetHack progression table and the Crafter reference scores derived from Crafter's
+published stats. Larger third-party datasets (Housekeep's annotations and episodes,
+Crafter's per-episode stats) are fetched with ``llmexplore data fetch NAME`` into the data
+folder: ``LLMEXPLORE_DATA``, else ``$XDG_CACHE_HOME/llmexplore/data`` (default
+``~/.cache/llmexplore/data``), laid out as ``<folder>/<dataset>/``.
 
-Resolution order for the root: ``LLMEXPLORE_DATA``, then ``./data``, then the
-``shared/data`` folder beside this checkout (the team's development layout). Each
-dataset can also be pointed at directly with its own variable.
+Each dataset can also be pointed at directly with its own variable (``LLMEXPLORE_BALROG_TABLE``,
+``LLMEXPLORE_CRAFTER_REFERENCE``, ``LLMEXPLORE_HOUSEKEEP_DATA``). When ``LLMEXPLORE_DATA`` is
+unset and a dataset is not in the cache, a development checkout also finds it in a
+``shared/data`` folder beside the checkout.
 """
 
 from __future__ import annotations
@@ -17,53 +21,59 @@ from pathlib import Path
 from llmexplore.errors import DataError
 
 DATA_ENV = "LLMEXPLORE_DATA"
-
-_SOURCES = {
-    "balrog": (
-        "LLMEXPLORE_BALROG_TABLE",
-        "balrog/achievements.json",
-        "BALROG's NetHack progression table (achievements.json from github.com/balrog-ai/BALROG, MIT)",
-    ),
-    "crafter": (
-        "LLMEXPLORE_CRAFTER_REFERENCE",
-        "crafter",
-        "Crafter's published episode stats (the scores/*.json files of github.com/danijar/crafter, MIT)",
-    ),
-    "housekeep": (
-        "LLMEXPLORE_HOUSEKEEP_DATA",
-        "housekeep",
-        "Housekeep's annotations and episodes (amt_data/ and episodes/ of github.com/yashkant/housekeep, MIT)",
-    ),
-}
+BALROG_ENV = "LLMEXPLORE_BALROG_TABLE"
+PACKAGED = Path(__file__).resolve().parent / "data" / "packaged"
+BALROG_SOURCE = ("BALROG's NetHack progression table (achievements.json from github.com/balrog-ai/BALROG, "
+                 "MIT; shipped in llmexplore/data/packaged/balrog)")
 
 
-def _repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+def default_data_home() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser() / "llmexplore" / "data"
 
 
-def data_root() -> Path | None:
-    """The data directory, or None when none of the usual places exists."""
+def data_home() -> Path:
+    """The folder ``llmexplore data fetch`` writes into and datasets are read from."""
     env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env).expanduser()
-    for candidate in (Path.cwd() / "data", _repo_root().parent / "shared" / "data"):
-        if candidate.is_dir():
-            return candidate
-    return None
+    return Path(env).expanduser() if env else default_data_home()
+
+
+def _dev_data_root() -> Path | None:
+    """``shared/data`` beside a development checkout; never consulted when LLMEXPLORE_DATA is set."""
+    candidate = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    return candidate if candidate.is_dir() else None
+
+
+def packaged_path(relative: str) -> Path:
+    """A file shipped inside the package (see ``llmexplore/data/packaged/SOURCES.md``)."""
+    return PACKAGED / relative
 
 
 def data_path(dataset: str, *, must_exist: bool = True) -> Path:
-    """Path of one dataset (file or folder), with a clear error naming where it comes from."""
-    var, relative, source = _SOURCES[dataset]
-    override = os.environ.get(var)
+    """Path of one dataset (file or folder), or a DataError naming the command that fetches it."""
+    if dataset == "balrog":
+        override = os.environ.get(BALROG_ENV)
+        path = Path(override).expanduser() if override else packaged_path("balrog/achievements.json")
+        if must_exist and not path.exists():
+            raise DataError(f"{BALROG_SOURCE} not found at {path}",
+                            hint=f"unset {BALROG_ENV} to use the copy shipped with llmexplore")
+        return path
+
+    from llmexplore.data.catalog import dataset as find_dataset, fetch_command
+
+    info = find_dataset(dataset)
+    override = os.environ.get(info.env_var)
     if override:
         path = Path(override).expanduser()
     else:
-        root = data_root()
-        path = (root / relative) if root is not None else Path(relative)
+        path = data_home() / dataset
+        dev = _dev_data_root()
+        if not path.exists() and DATA_ENV not in os.environ and dev is not None and (dev / dataset).exists():
+            path = dev / dataset
     if must_exist and not path.exists():
         raise DataError(
-            f"{source} not found at {path}",
-            hint=f"download it and set {var}=<path>, or set {DATA_ENV}=<folder containing {relative}>",
+            f"{info.description} ({info.source}) not found at {path}",
+            hint=f"run `{fetch_command(dataset)}` (offline: add --from <folder or URL of a copy>), "
+                 f"or set {info.env_var}=<folder holding it>",
         )
     return path

@@ -2,7 +2,7 @@
 
 sample-factory 2.1.1 has no reward hook in its learner, so we subclass ``Learner`` here,
 and only here. Before each training batch goes through PPO we replace its rewards by
-METHODS.md's combination
+docs/METHODS.md's combination
 
     r_t = c_ext * clip(reward_scale * r_env, +-reward_clip) + c_int * r_int_t
 

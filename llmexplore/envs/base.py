@@ -25,7 +25,7 @@ class TaskSpec:
     description: str
     default_budget: int  # env steps of the published protocol
     reward_free: bool = False
-    default_ext_coef: float = 1.0  # c_ext in METHODS.md's combination, before the method's own choice
+    default_ext_coef: float = 1.0  # c_ext in docs/METHODS.md's combination, before the method's own choice
     options: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -1,6 +1,6 @@
 """Environment wrappers several methods share (actor side, inside rollout workers).
 
-``EpisodicMessageCount`` implements METHODS.md's episodic message count: N_ep(m) is
+``EpisodicMessageCount`` implements docs/METHODS.md's episodic message count: N_ep(m) is
 the number of times the exact message m has been seen in the current episode,
 counting this step. Motif and ONI divide their LM reward by N_ep(m)^beta, so an
 agent cannot farm a rewarding message by repeating it. The count is computed here,

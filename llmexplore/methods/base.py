@@ -80,7 +80,7 @@ class IntrinsicReward(ABC):
     required_keys: ClassVar[tuple[str, ...]] = ()
     #: extra observation keys (added by ``wrap_env``) the policy network should condition on
     policy_keys: ClassVar[tuple[str, ...]] = ()
-    #: c_int of METHODS.md's reward combination when a run does not set one
+    #: c_int of docs/METHODS.md's reward combination when a run does not set one
     default_int_coef: ClassVar[float] = 0.0
     #: does the method talk to a language model (runs check the LM backend first)
     uses_lm: ClassVar[bool] = False

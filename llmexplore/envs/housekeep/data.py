@@ -41,8 +41,9 @@ ANNOTATION_FILE = "amt_data/data.npy"
 MIN_POSITIVE_VOTES = 6
 ANNOTATORS = 10
 NO_ROOM = "None"  # the room of fixtures outside every room (doors, windows) in episode files
-SOURCE_HINT = ("Housekeep's data (amt_data/ and episodes/) comes from github.com/yashkant/housekeep (MIT); "
-               "point LLMEXPLORE_HOUSEKEEP_DATA at the folder holding amt_data/ and episodes/")
+SOURCE_HINT = ("Housekeep's data (amt_data/ and episodes/, github.com/yashkant/housekeep, MIT) is fetched "
+               "with `llmexplore data fetch housekeep` (offline: add --from <folder or URL of a copy>); "
+               "or point LLMEXPLORE_HOUSEKEEP_DATA at a folder holding amt_data/ and episodes/")
 
 
 def housekeep_root() -> Path:
