@@ -12,7 +12,7 @@ recurrent core (a GRU, ``rnn_size``) and the actor and critic heads, as in those
 Kept from the definition, quirks included: the embedded maps are transposed to
 (channels, width, height) before the convolutions, and crop squares beyond the map read
 glyph 0, as the bilinear-sampling crop's zero padding gave. Differences, on purpose and
-named in ``docs/DEVELOPING.md``: the crop is cut by indexing (the same squares, without
+named in the README: the crop is cut by indexing (the same squares, without
 interpolation), the stats are NLE 1.x's 27 (the releases' NLE had 26, so the first stats
 layer has 128 more weights) and pass through a signed log (the releases fed them raw to this
 encoder), and keys a method adds for the policy go through ``ConditioningBranch`` and are
