@@ -153,8 +153,8 @@ def upstream_parameter_count(blstats: int = 26, height: int = 21, width: int = 7
     stack = conv2d(EMBEDDING, MIDDLE_CHANNELS, 3) + conv2d(MIDDLE_CHANNELS, OUT_CHANNELS, 3)
     stats = linear(blstats, EMBEDDING) + linear(EMBEDDING, EMBEDDING)
     h = MESSAGE_HIDDEN
-    message = (256 * MESSAGE_EMBEDDING + conv1d(MESSAGE_EMBEDDING, h, 7) + conv1d(h, h, 7) + 4 * conv1d(h, h, 3)
-               + linear(5 * h, 2 * h))
+    message = (256 * MESSAGE_EMBEDDING + conv1d(MESSAGE_EMBEDDING, h, 7) + conv1d(h, h, 7)
+               + 4 * conv1d(h, h, 3) + linear(5 * h, 2 * h))
     map_out = ((height + 1) // 2 + 1) // 2 * (((width + 1) // 2 + 1) // 2) * OUT_CHANNELS
     joined = EMBEDDING + CROP * CROP * OUT_CHANNELS + map_out + 2 * h
     head = linear(joined, HIDDEN // 2) + linear(HIDDEN // 2, HIDDEN)

@@ -79,7 +79,8 @@ def test_training_policy_heads_for_the_gnomish_mines_in_half_of_the_episodes():
         starts.append((memory["target_depth"], memory["mines"]))
     assert sum(m for _, m in starts) == 500
     for depth in (2, 3, 4):  # the Mines draw does not depend on the target depth
-        assert sum(m for d, m in starts if d == depth) == pytest.approx(sum(d == depth for d, _ in starts) / 2, abs=1)
+        half = sum(d == depth for d, _ in starts) / 2
+        assert sum(m for d, m in starts if d == depth) == pytest.approx(half, abs=1)
     memory = {}
     choose(memory, skill="", available=MOVING, rng=0.0)  # a Mines episode, target depth 2
     assert memory["mines"]
@@ -87,7 +88,8 @@ def test_training_policy_heads_for_the_gnomish_mines_in_half_of_the_episodes():
     assert choose(memory, skill="discoverer", depth=3, available=MOVING) == "descender"
     assert choose(memory, skill="discoverer", depth=5, available=MOVING) == "ascender"
     # in the Mines it roams a few levels further down before turning back
-    assert choose(memory, skill="discoverer", depth=4, dungeon_number=2, available=MOVING, rng=0.0) == "descender"
+    mines_level = dict(depth=4, dungeon_number=2, available=MOVING, rng=0.0)
+    assert choose(memory, skill="discoverer", **mines_level) == "descender"
     assert memory["in_mines"] and memory["target_depth"] == 5
     assert choose(memory, skill="discoverer", depth=5, dungeon_number=2, available=MOVING) == "ascender"
 

@@ -40,7 +40,8 @@ def test_layer_shapes_follow_the_definition(space):
     assert encoder.map_net[0].stride == (2, 2) and encoder.crop_net[0].stride == (1, 1)
     assert shapes["blstats_net.0.weight"] == (128, 27) and shapes["blstats_net.2.weight"] == (128, 128)
     assert shapes["message_net.chars.weight"] == (256, 32)
-    assert shapes["message_net.net.0.weight"] == (64, 32, 7) and shapes["message_net.net.3.weight"] == (64, 64, 7)
+    assert shapes["message_net.net.0.weight"] == (64, 32, 7)
+    assert shapes["message_net.net.3.weight"] == (64, 64, 7)
     assert shapes["message_net.net.16.weight"] == (128, 320)
     assert encoder.map_size == 6 * 20 * 8 and encoder.crop_size == 16 * 16 * 8  # 960 and 2,048
     assert shapes["head.0.weight"] == (256, 128 + 2048 + 960 + 128) and shapes["head.2.weight"] == (512, 256)

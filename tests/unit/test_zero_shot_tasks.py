@@ -530,4 +530,5 @@ def test_interaction_metric_is_the_mean_count_over_episodes_that_saw_the_venue()
 def test_interaction_tasks_play_on_after_the_first_event():
     assert zero_shot.NetHackTransaction.counted is goals.INTERACTION_COUNTS["transaction"]
     assert zero_shot.NetHackGnomishMines.counted is None
-    assert {n for n, t in ZERO_SHOT_TASKS.items() if t.category == "interaction"} == set(goals.INTERACTION_COUNTS)
+    interaction = {n for n, t in ZERO_SHOT_TASKS.items() if t.category == "interaction"}
+    assert interaction == set(goals.INTERACTION_COUNTS)

@@ -207,7 +207,8 @@ def count_buc_learned(state: GameState) -> int:
     if not state.in_game or state.hallucinating:
         return 0
     return sum(
-        1 for s in state.sentences if _ALTAR_DROP.search(s) and not _BUC_WORD.search(s) and not _COINS.search(s)
+        1 for s in state.sentences
+        if _ALTAR_DROP.search(s) and not _BUC_WORD.search(s) and not _COINS.search(s)
     )
 
 

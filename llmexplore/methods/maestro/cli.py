@@ -106,8 +106,8 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--greedy", action="store_true", help="most likely actions instead of sampled ones")
     p.add_argument("--seed", type=int, default=0, help="first evaluation seed")
     p.add_argument("--metric", choices=("count", "success"), default="count",
-                   help="interaction tasks: count = mean events per episode over episodes that saw a shop/altar "
-                        "(published); success = success rate over all episodes")
+                   help="interaction tasks: count = mean events per episode over episodes that saw a "
+                        "shop/altar (published); success = success rate over all episodes")
     p.add_argument("--code",
                    help="code folder (default: the run's); the task's policy is generated there if missing")
     add_lm_arguments(p)
