@@ -17,6 +17,33 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 GENERIC_DEFAULTS: dict[str, Any] = dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0)
 
+#: ``-t network=published`` on NetHack: the NLE baseline network (``nle_baseline.py``)
+NLE_BASELINE = "nethack-published"
+#: networks by ``-t network=...``, per adapter encoder; "small" is the adapter's own (sized for a CPU)
+NETWORKS: dict[str, dict[str, str]] = {"nethack": {"small": "nethack", "published": NLE_BASELINE}}
+
+#: ``-t preset=...``: settings applied where the run does not set them itself. "published" is the
+#: APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch 4,096, reward scale 0.1,
+#: sample-factory's 512-unit recurrent core) with the NLE baseline network, on a GPU.
+PRESETS: dict[str, dict[str, Any]] = {
+    "published": dict(network="published", num_workers=24, envs_per_worker=20, batch_size=4096,
+                      reward_scale=0.1, rnn_size=512, device="gpu"),
+}
+
+
+def network_encoder(adapter_encoder: str, network: str) -> str:
+    """The encoder name for an adapter's default encoder and a ``-t network`` choice."""
+    if network == "small":
+        return adapter_encoder
+    choices = NETWORKS.get(adapter_encoder, {})
+    if network not in choices:
+        from llmexplore.errors import ConfigError
+
+        raise ConfigError(f"train.network '{network}' is not available for {adapter_encoder} tasks",
+                          hint="network=published is the NLE baseline network, for NetHack tasks; "
+                               "elsewhere use network=small")
+    return choices[network]
+
 
 class TrainConfig(BaseModel):
     """How one cell is trained. ``None`` means: the environment family's default."""
@@ -32,6 +59,11 @@ class TrainConfig(BaseModel):
     reward_scale: float | None = Field(None, gt=0)
     reward_clip: float = Field(10.0, gt=0)
     rnn_size: int = Field(256, ge=8)
+    network: Literal["small", "published"] = Field(
+        "small", description="policy network: small (ours, sized for a CPU) or published (NetHack: the NLE "
+                             "baseline network Motif's and ONI's code define)")
+    preset: Literal["published"] | None = Field(
+        None, description="published: Motif's and ONI's APPO settings and network, for GPU runs (PRESETS)")
     device: Literal["cpu", "gpu", "auto"] = "cpu"
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
     torch_threads: int | None = Field(
@@ -45,6 +77,9 @@ class TrainConfig(BaseModel):
         """A copy with every family default filled in."""
         defaults = FAMILY_DEFAULTS.get(family, GENERIC_DEFAULTS)
         values = self.model_dump()
+        for key, value in PRESETS.get(self.preset or "", {}).items():
+            if key not in self.model_fields_set:
+                values[key] = value
         for key, value in defaults.items():
             if values.get(key) is None:
                 values[key] = value

@@ -25,6 +25,7 @@ import torch
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
+from llmexplore.agents.config import NLE_BASELINE
 from llmexplore.envs.base import ENV_UID_KEY
 
 TRIGRAM_BUCKETS = 4096
@@ -178,7 +179,24 @@ ENCODERS: dict[str, type[Encoder]] = {
 }
 
 
+def encoder_class(name: str) -> type[Encoder]:
+    if name == NLE_BASELINE:  # imported here: it builds on this module
+        from llmexplore.agents.nle_baseline import NLEBaselineEncoder
+
+        return NLEBaselineEncoder
+    return ENCODERS[name]
+
+
+def encoder_obs_keys(name: str) -> tuple[str, ...]:
+    """Observation keys an encoder reads beyond its adapter's defaults (asked from the adapter)."""
+    if name == NLE_BASELINE:
+        from llmexplore.agents.nle_baseline import EXTRA_OBS_KEYS
+
+        return EXTRA_OBS_KEYS
+    return ()
+
+
 def make_encoder(cfg, obs_space: gym.spaces.Dict) -> Encoder:
     """sample-factory's encoder factory: picks the network named in the run settings."""
     settings = cfg.llmexplore
-    return ENCODERS[settings["encoder"]](cfg, obs_space, settings.get("policy_keys", ()))
+    return encoder_class(settings["encoder"])(cfg, obs_space, settings.get("policy_keys", ()))

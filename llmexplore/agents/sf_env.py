@@ -57,9 +57,12 @@ def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] =
 
     Keys the method's wrapper reads (``env_keys``) are asked from the adapter and dropped after
     the wrapper unless the caller asked for them as well."""
+    from llmexplore.agents.encoders import encoder_obs_keys
+
     adapter = make_adapter(settings.task)
     method_cls, options = settings.method_class_and_options()
     method_keys = tuple(method_cls.env_keys(adapter.task, options))
+    extra_keys = tuple(dict.fromkeys(encoder_obs_keys(settings.encoder) + tuple(extra_keys)))
     env = adapter.make_env(extra_keys=tuple(dict.fromkeys(tuple(extra_keys) + method_keys)))
     env = method_cls.wrap_env(env, options, settings.method_context())
     private = tuple(k for k in method_keys if k not in extra_keys)

@@ -51,8 +51,9 @@ def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
         "budget": [_num(b, 0) if isinstance(b, (int, float)) else b for b in task_rows["budget"]],
         f"{metric} (mean ± s.e.)": [_pm(m, s) for m, s in zip(task_rows["mean"], task_rows["se"])],
         f"{metric} IQM [95% CI]": [_ci(p, lo, hi) for p, lo, hi in zip(task_rows["iqm"], task_rows["iqm_low"], task_rows["iqm_high"])],
-        "return": [_pm(m, s) for m, s in zip(task_rows["return_mean"], task_rows["return_se"])],
-        "intrinsic return": [_pm(m, s) for m, s in zip(task_rows["intrinsic_return_mean"], task_rows["intrinsic_return_se"])],
+        "return (mean ± s.e.)": [_pm(m, s) for m, s in zip(task_rows["return_mean"], task_rows["return_se"])],
+        "intrinsic return (mean ± s.e.)": [_pm(m, s) for m, s in
+                                           zip(task_rows["intrinsic_return_mean"], task_rows["intrinsic_return_se"])],
     })
     for column in task_rows.columns:
         if column in EXTRA_NAMES and column != metric and task_rows[column].notna().any():
@@ -67,7 +68,7 @@ def reference_display(task: str) -> tuple[pd.DataFrame, str] | None:
     df = pd.DataFrame({
         "method (published)": [r["label"] for r in ref["rows"]],
         "budget": [_num(ref["budget"], 0)] * len(ref["rows"]),
-        ref["metric"]: [_pm(r["mean"], r["spread"], 1) for r in ref["rows"]],
+        f"{ref['metric']} (mean ± {ref['spread']})": [_pm(r["mean"], r["spread"], 1) for r in ref["rows"]],
     })
     return df, ref["source"]
 
@@ -148,7 +149,9 @@ def _markdown(title, found, per_task, aggregate, achievements, images, tasks) ->
         ref = reference_display(task)
         if ref:
             df, source = ref
-            lines += ["Published results (not run here):", "", df.to_markdown(index=False), "", f"_Source: {source}._", ""]
+            lines += ["Published results (not run here; their ± is the spread the source reports, named in the "
+                      "column: s.d. is a standard deviation over seeds, not a standard error):", "",
+                      df.to_markdown(index=False), "", f"_Source: {source}._", ""]
         if task.startswith("crafter:") and not achievements.empty:
             lines += ["Achievement success rates (% of training episodes within the budget):", "",
                       _achievements_display(achievements, task).to_markdown(), ""]
@@ -169,7 +172,7 @@ def _csv(per_task: pd.DataFrame, tasks: list[str]) -> str:
         for row in (ref or {}).get("rows", []):
             refs.append({"kind": "published", "task": task, "label": row["label"], "metric": ref["metric"],
                          "budget": ref["budget"], "mean": row["mean"], "se": float("nan"), "spread": row["spread"],
-                         "source": ref["source"]})
+                         "spread_kind": ref["spread"], "source": ref["source"]})
     return pd.concat([runs, pd.DataFrame(refs)], ignore_index=True).to_csv(index=False)
 
 

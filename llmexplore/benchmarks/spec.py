@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
-from llmexplore.agents.config import TrainConfig
+from llmexplore.agents.config import TrainConfig, network_encoder
 from llmexplore.agents.learner import CHECKPOINT_KEY
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs import EnvAdapter, TaskSpec, get_task, make_adapter
@@ -108,7 +108,7 @@ class ResolvedRun:
             method_options=self.options.model_dump(),
             device="cuda" if self.train.device == "gpu" else "cpu",
             lm=self.spec.lm.model_dump(),
-            encoder=self.adapter.encoder,
+            encoder=network_encoder(self.adapter.encoder, self.train.network),
             policy_keys=tuple(self.method.policy_keys),
             init_checkpoint=self.parent_checkpoint,
             reset_parts=tuple(self.spec.parent.reset) if self.spec.parent else (),
@@ -147,6 +147,8 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     if method is not None and options is not None and method.uses_lm and check_device:
         attempt("lm", lambda: method.check_lm(spec.lm, options))
     train = spec.train.resolved(task.family if task else "generic")
+    if adapter is not None:
+        attempt("train", lambda: network_encoder(adapter.encoder, train.network))
     budget = spec.steps or (task.default_budget if task else 0)
     problems.extend(_check_training(train, budget, check_device))
     parent_checkpoint = None

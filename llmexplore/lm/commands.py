@@ -109,7 +109,7 @@ def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
                         "discoverer | descender | ascender | worshipper | merchant")
     p.add_argument("--version", default="default", help="prompt version: default | reworded")
     p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
-                                       "e.g. llmexplore-oracle-4 for the oracle)")
+                                       "e.g. llmexplore-oracle-5 for the oracle)")
     p.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--quiet", action="store_true", help="no progress display")

@@ -105,14 +105,30 @@ class MotifPreference(Question):
 
 
 class OniClassification(Question):
-    """Is one NetHack message helpful (1) or not (0)? ONI-Retrieval and -Classification."""
+    """Is one NetHack message extremely helpful (1) or not (0) under a goal? ONI-Retrieval and -Classification.
+
+    As in ONI, only extremely helpful messages are positive; the goal (``defaultgoal``,
+    ``combat``, ``gold``) comes from ``oni_classification/goals.yaml``.
+    """
 
     kind = "oni_classification"
     answer_format = "Verdict: helpful or Verdict: unhelpful"
     ANSWER = DeclaredAnswer("Verdict", {"helpful": 1, "unhelpful": 0, "not helpful": 0}, answer_format)
 
+    def __init__(self, goal: str = "defaultgoal", version: str = "default",
+                 prompts: PromptLibrary | str | None = None):
+        super().__init__(version, prompts)
+        goals = self.prompts.table(self.kind, "goals")
+        if goal not in goals:
+            raise ConfigError(f"unknown ONI classification goal {goal!r}", hint=f"goals: {', '.join(goals)}")
+        self.goal = goal
+        self.goal_instruction = goals[goal]
+
     def fields(self, item: str) -> dict[str, str]:
-        return {"message": item}
+        return {"goal_instruction": self.goal_instruction, "message": item}
+
+    def describe(self) -> str:
+        return f"{self.kind}/{self.version} goal={self.goal}"
 
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
         return self.ANSWER.parse(text, prompt)

@@ -50,3 +50,30 @@ def test_published_human_score_is_reproduced(shared_data):
     runs = json.loads((shared_data / "crafter" / "crafter_reward-human.json").read_text())
     scores = [run_score(episodes)[0] for _, _, episodes in published_runs(runs, budget=None)]
     assert round(float(np.mean(scores)), 1) == 50.5
+
+
+def test_normalisation_uses_the_published_scores_to_two_decimals(shared_data):
+    from llmexplore.benchmarks.aggregate import NORMALIZATION
+
+    random_runs = json.loads((shared_data / "crafter" / "crafter_noreward-random.json").read_text())
+    human_runs = json.loads((shared_data / "crafter" / "crafter_reward-human.json").read_text())
+    random_score = np.mean([run_score(e)[0] for _, _, e in published_runs(random_runs, budget=1_000_000)])
+    human_score = np.mean([run_score(e)[0] for _, _, e in published_runs(human_runs, budget=None)])
+    low, high, why = NORMALIZATION[("crafter", "score")]
+    assert (low, high) == (round(float(random_score), 2), round(float(human_score), 2)) == (1.55, 50.53)
+    assert "1.55" in why and "50.53" in why
+
+
+def test_every_plus_minus_says_what_it_is():
+    import pandas as pd
+
+    from llmexplore.benchmarks.leaderboard import reference_display, task_display
+
+    df, _ = reference_display("crafter:reward-free")
+    assert list(df.columns)[-1] == "score (mean ± s.d.)"
+    rows = pd.DataFrame({"label": ["m"], "seeds": [2], "budget": [10], "metric": ["score"], "mean": [1.0],
+                         "se": [0.1], "iqm": [1.0], "iqm_low": [0.9], "iqm_high": [1.1], "return_mean": [1.0],
+                         "return_se": [0.1], "intrinsic_return_mean": [0.5], "intrinsic_return_se": [0.1]})
+    table = task_display(rows)
+    plus_minus = [c for c in table.columns if "±" in str(table[c].iloc[0])]
+    assert plus_minus and all(c.endswith("(mean ± s.e.)") for c in plus_minus)

@@ -184,3 +184,18 @@ def test_without_goal_conditioning_the_goal_key_is_zero(context):
 def _drop_shared_objects():
     yield
     shared.clear()
+
+
+@pytest.mark.parametrize("health_coef", [0.0, 0.1])
+def test_health_term_is_off_as_released_and_pays_health_changes_when_set(context, health_coef):
+    """ELLM's code adds a health term (health change / 10) but zeroes it before use: off by default."""
+    env = wrap(context, health_coef=health_coef)
+    env.reset(seed=3)
+    player = env.unwrapped.crafter._player
+    player.health = 5  # a lost point or two, then a step in which health changes by a known amount
+    env.step(NOOP)
+    before = player.health
+    player.health = before - 2
+    obs, *_ = env.step(NOOP)
+    change = player.health - before
+    assert change != 0 and obs[REWARD_KEY][0] == pytest.approx(health_coef * change, abs=1e-6)

@@ -27,7 +27,7 @@ def labels(goal, pairs, version="default"):
 def test_goals_change_preferences(version):
     pairs = [(KILL, GOLD), (GOLD, DOWN), (HIT, DOWN), (DOWN, KILL)]
     assert labels("combat", pairs, version) == [LABEL_FIRST, LABEL_TIE, LABEL_FIRST, LABEL_SECOND]
-    assert labels("gold", pairs, version) == [LABEL_SECOND, LABEL_FIRST, LABEL_SECOND, LABEL_FIRST]
+    assert labels("gold", pairs, version) == [LABEL_SECOND, LABEL_FIRST, LABEL_TIE, LABEL_TIE]
     assert labels("stairs", pairs, version) == [LABEL_TIE, LABEL_SECOND, LABEL_SECOND, LABEL_FIRST]
 
 
@@ -90,10 +90,67 @@ def test_identical_captions_are_ties_without_a_call():
     assert Counting.prompts_seen == 1
 
 
+ROUTINE = ["You hear some noises in the distance.", "The door is closed.", ""]
+DESCEND = "You climb down the stairs."
+
+
+@pytest.mark.parametrize("goal, excluded", [
+    ("combat", [GOLD, "You see here 7 gold pieces.", DOWN, DESCEND]),
+    ("gold", [KILL, HIT, "Welcome to experience level 2.", DOWN, DESCEND]),
+    ("stairs", [KILL, HIT, "Welcome to experience level 2.", GOLD, "You see here 7 gold pieces."]),
+])
+def test_goals_never_prefer_what_they_exclude(goal, excluded):
+    """Motif's goals carry exclusions (rule version 5): under combat a gold pickup or a way down
+    does not beat a routine message, and likewise for the other goals' excluded events."""
+    for message in excluded:
+        assert labels(goal, [(message, r) for r in ROUTINE]) == [LABEL_TIE] * 3, message
+        assert labels(goal, [(r, message) for r in ROUTINE]) == [LABEL_TIE] * 3, message
+
+
+def test_goal_sentences_state_the_exclusions():
+    goals = MotifPreference().prompts.table("motif_preference", "goals")
+    assert "never" in goals["combat"] and "gold" in goals["combat"] and "deeper" in goals["combat"]
+    assert "never" in goals["gold"] and "monsters" in goals["gold"] and "deeper" in goals["gold"]
+    assert "never" in goals["stairs"] and "monsters" in goals["stairs"] and "gold" in goals["stairs"]
+
+
+@pytest.mark.parametrize("sentence, goal", [
+    ("Prefer agents that engage in combat, for instance by killing monsters. But never prefer agents that "
+     "collect ANY gold or that go down the dungeon.", "combat"),
+    ("Prefer agents that maximize their gold. But never prefer agents that maximize the score in other ways "
+     "(e.g., by engaging in combat or killing monsters) or that go down the dungeon.", "gold"),
+    ("Prefer agents that go down the dungeon as much as possible. But never prefer agents that maximize the "
+     "score (e.g., by engaging in combat) or that collect ANY gold.", "stairs"),
+    ("Prefer agents that maximize the score in the game, for instance by killing monsters, collecting gold "
+     "or going down the stairs in the dungeon.", "defaultgoal"),
+])
+def test_unknown_goal_sentences_are_read_before_their_exclusions(sentence, goal):
+    from llmexplore.lm.oracle.nethack import goal_from_instruction
+
+    assert goal_from_instruction(sentence, {}) == goal
+
+
 def test_classification():
+    """Only extremely helpful messages are helpful (as ONI labels them): a hidden passage is lukewarm."""
     result = ask(OracleLM(), OniClassification(), [KILL, "You find a hidden passage.", "This door is locked.",
-                                                   "You hear some noises in the distance.", ""], P)
-    assert result.labels == [1, 1, 0, 0, 0]
+                                                   "You hear some noises in the distance.", "", GOLD, HIT], P)
+    assert result.labels == [1, 0, 0, 0, 0, 1, 0]
+
+
+@pytest.mark.parametrize("goal, expected", [("defaultgoal", [1, 1, 1]), ("combat", [1, 0, 0]),
+                                            ("gold", [0, 1, 0])])
+def test_classification_goal_variants(goal, expected):
+    question = OniClassification(goal)
+    assert "extremely helpful" in question.prompt(KILL)
+    result = ask(OracleLM(), question, [KILL, GOLD, DESCEND], P)
+    assert result.labels == expected
+
+
+def test_unknown_classification_goal_is_a_clear_error():
+    from llmexplore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown ONI classification goal 'stairs'"):
+        OniClassification("stairs")
 
 
 def test_crafter_goals_follow_prerequisites():

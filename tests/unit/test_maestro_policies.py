@@ -61,10 +61,44 @@ def test_terminations():
     assert not stop_trade(features={"shopkeeper": 1}, skill_turns=10) and stop_trade(skill_turns=10)
 
 
+@pytest.mark.parametrize("name", ["merchant", "worshipper"])
+def test_trading_and_altar_skills_run_up_to_the_published_10000_turns(name):
+    _, stop = skill(name)
+    near = {"shopkeeper": 1, "altar": 1}
+    assert not stop(features=near, nearby=near, skill_turns=9_999)
+    assert stop(features=near, nearby=near, skill_turns=10_000)
+
+
+def test_training_policy_heads_for_the_gnomish_mines_in_half_of_the_episodes():
+    choose = policy("training policy", "training")
+    draws = [i / 1000 for i in range(1000)]
+    starts = []
+    for rng in draws:
+        memory: dict = {}
+        choose(memory, skill="", available=MOVING, rng=rng)
+        starts.append((memory["target_depth"], memory["mines"]))
+    assert sum(m for _, m in starts) == 500
+    for depth in (2, 3, 4):  # the Mines draw does not depend on the target depth
+        half = sum(d == depth for d, _ in starts) / 2
+        assert sum(m for d, m in starts if d == depth) == pytest.approx(half, abs=1)
+    memory = {}
+    choose(memory, skill="", available=MOVING, rng=0.0)  # a Mines episode, target depth 2
+    assert memory["mines"]
+    # in the main dungeon it goes down past its usual target, to the branch levels, and back up past them
+    assert choose(memory, skill="discoverer", depth=3, available=MOVING) == "descender"
+    assert choose(memory, skill="discoverer", depth=5, available=MOVING) == "ascender"
+    # in the Mines it roams a few levels further down before turning back
+    mines_level = dict(depth=4, dungeon_number=2, available=MOVING, rng=0.0)
+    assert choose(memory, skill="discoverer", **mines_level) == "descender"
+    assert memory["in_mines"] and memory["target_depth"] == 5
+    assert choose(memory, skill="discoverer", depth=5, dungeon_number=2, available=MOVING) == "ascender"
+
+
 def test_training_policy_explores_then_moves_down_and_back_up():
     choose = policy("training policy", "training")
     memory: dict = {}
-    assert choose(memory, skill="", available=MOVING, rng=0.0) == "discoverer"  # target depth 2
+    assert choose(memory, skill="", available=MOVING, rng=0.1) == "discoverer"  # target depth 2, main dungeon
+    assert not memory["mines"]
     assert choose(memory, skill="discoverer", available=MOVING) == "descender"
     assert choose(memory, skill="descender", depth=2, available=MOVING) == "discoverer"
     assert choose(memory, skill="discoverer", depth=2, available=MOVING) == "ascender"  # reached the target

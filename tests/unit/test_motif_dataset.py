@@ -93,3 +93,17 @@ def test_reward_training_reads_the_published_layout(tmp_path):
     assert config["data"]["label_counts"] == {"first": 2, "second": 2, "tie": 1}
     assert config["data"]["train_pairs"] + config["data"]["val_pairs"] == 5
     assert manifest["annotation"] == "llama70b_msg_defaultgoal_default"
+
+
+def test_unknown_labels_are_dropped_as_published_or_counted_as_ties_on_request(tmp_path):
+    """The published pair dataset keeps only labels other than unknown; ``unknown="tie"`` keeps them as ties."""
+    from llmexplore.methods.motif.training import RewardTrainingOptions, prepare_data
+
+    root = make_published(tmp_path / "motif_dataset")
+    name = "llama70b_msg_defaultgoal_default"
+    dropped = prepare_data(root, name, RewardTrainingOptions())
+    assert len(dropped.labels) == 5 and 3 not in dropped.labels.tolist()
+    assert dropped.fingerprint["unknown_labels"] == 1 and dropped.fingerprint["unknown_as"] == "drop"
+    tied = prepare_data(root, name, RewardTrainingOptions(unknown="tie"))
+    assert len(tied.labels) == 6 and tied.fingerprint["label_counts"] == {"first": 2, "second": 2, "tie": 2}
+    assert sorted(tied.labels.tolist()) == [0, 0, 1, 1, 2, 2]

@@ -411,7 +411,9 @@ def test_transaction_through_step_leaves_the_pay_question_to_the_agent():
             env.step(_index(env, "p"))
             obs, reward, terminated, _, info = env.step(_index(env, "y"))
             assert any("You bought" in m for m in env.snapshot(env.last_observation).messages)
-            assert (reward, terminated, info["success"]) == (50.0, True, True)
+            # paid once; the episode plays on, counting trades in a shop it has seen
+            assert (reward, terminated, info["success"]) == (50.0, False, True)
+            assert (info["count"], info["venue_seen"]) == (1, True)
             return
         finally:
             g.close()
@@ -430,7 +432,8 @@ def test_buc_id_through_step_drops_the_first_item_found_on_the_way():
         obs, reward, terminated, _, info = env.step(_index(env, "y"))
         messages = env.snapshot(env.last_observation).messages
         assert any(re.search(r"dagger (?:lands on|hits) the altar", m) for m in messages)
-        assert (reward, terminated, info["success"]) == (50.0, True, True)
+        assert (reward, terminated, info["success"]) == (50.0, False, True)
+        assert (info["count"], info["venue_seen"]) == (1, True)
     finally:
         g.close()
 
@@ -488,3 +491,44 @@ def test_memory_resets_with_each_episode():
     assert env.nle.memory == GoldenExitMemory(kills=0, max_depth=1, ready=False)
     assert replace(env.nle.memory, kills=1).kills == 1
     env.close()
+
+
+# -- interaction tasks: MaestroMotif's count per episode over episodes that saw the venue ---------------
+def _episode(task: str, states) -> dict[str, int]:
+    count, seen = 0, False
+    for state in states:
+        count, seen = goals.INTERACTION_COUNTS[task].update(count, seen, state)
+    return {"count": count, "venue_seen": int(seen)}
+
+
+def test_interaction_counts_events_and_the_venue_on_hand_made_traces(minetown, first_level):
+    assert goals.shop_seen(minetown["shop_enter"]) and not goals.shop_seen(first_level["start"])
+    assert goals.altar_seen(minetown["town"]) and not goals.altar_seen(first_level["start"])
+    assert not goals.altar_seen(minetown["altar_flash"])  # the hero on the altar hides it; the drop shows it
+    two_sales = edit(minetown["sold"], skipped=(), message="You sold a dagger for 2 gold pieces.  "
+                                                          "You sold a tin opener for 5 gold pieces.")
+    shop_trip = [minetown["shop_enter"], minetown["bought"], two_sales, minetown["pay_prompt"]]
+    assert _episode("transaction", shop_trip) == {"count": 3, "venue_seen": 1}  # 1 bought, then 2 sold
+    assert _episode("transaction", [first_level["start"], first_level["floor_drop"]]) == {
+        "count": 0, "venue_seen": 0}
+    assert _episode("price-id", [minetown["shop_enter"], minetown["offer"]])["count"] == 2
+    altar_trip = [minetown["altar_flash"], minetown["altar_lands"], minetown["altar_known"]]
+    assert _episode("buc-id", altar_trip) == {"count": 2, "venue_seen": 1}
+
+
+def test_interaction_metric_is_the_mean_count_over_episodes_that_saw_the_venue():
+    from llmexplore.methods.maestro.evaluate import interaction_summary
+
+    rows = [{"count": 3, "venue_seen": 1, "success": 1}, {"count": 0, "venue_seen": 1, "success": 0},
+            {"count": 0, "venue_seen": 0, "success": 0}, {"count": 0, "venue_seen": 0, "success": 0}]
+    summary = interaction_summary(rows)
+    assert summary["mean_count"] == 1.5 and summary["venue_episodes"] == 2  # not 3/4 nor a 1/4 success rate
+    assert summary["count_sem"] == pytest.approx(1.5)
+    assert interaction_summary([{"count": 0, "venue_seen": 0}])["mean_count"] is None
+
+
+def test_interaction_tasks_play_on_after_the_first_event():
+    assert zero_shot.NetHackTransaction.counted is goals.INTERACTION_COUNTS["transaction"]
+    assert zero_shot.NetHackGnomishMines.counted is None
+    interaction = {n for n, t in ZERO_SHOT_TASKS.items() if t.category == "interaction"}
+    assert interaction == set(goals.INTERACTION_COUNTS)

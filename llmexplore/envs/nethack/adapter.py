@@ -187,6 +187,9 @@ class NetHackEnv(gym.Env):
         }
         if "success" in info:
             stats["success"] = int(bool(info["success"]))
+        if "count" in info:  # the interaction tasks' published measure (zero_shot.py)
+            stats["count"] = int(info["count"])
+            stats["venue_seen"] = int(bool(info["venue_seen"]))
         return stats
 
 

@@ -173,6 +173,74 @@ def ate(previous: Optional[GameState], current: GameState) -> bool:
     )
 
 
+# -- interaction counts (MaestroMotif's published measure for the shop and altar tasks) -------------
+#: shopkeepers on the map, and a shop's greeting, mean the hero has seen a shop
+SHOPKEEPER_GLYPHS = _monster_glyphs({"shopkeeper"})
+_SHOP_GREETING = re.compile(r"Welcome to \w[\w' -]*'s ")
+
+
+def shop_seen(state: GameState) -> bool:
+    """A shop is in view: a shopkeeper on the map (not while hallucinating) or a shop's greeting."""
+    if not state.in_game:
+        return False
+    return state.said(_SHOP_GREETING) or (not state.hallucinating and state.sees_any(SHOPKEEPER_GLYPHS))
+
+
+def altar_seen(state: GameState) -> bool:
+    """An altar is on the map (its glyph is not a monster's, so hallucination does not fake it)."""
+    return state.in_game and state.sees_any(np.array([ALTAR_GLYPH]))
+
+
+def _counter(condition: Callable[[str], bool]) -> Callable[[GameState], int]:
+    def count(state: GameState) -> int:
+        return sum(1 for s in state.sentences if condition(s)) if state.in_game else 0
+
+    return count
+
+
+count_trades = _counter(lambda s: bool(_TRADE.search(s)))
+count_price_quotes = _counter(lambda s: bool(_PRICE_QUOTE.search(s)))
+
+
+def count_buc_learned(state: GameState) -> int:
+    """Items of unknown status dropped on an altar this step (see ``learned_buc``)."""
+    if not state.in_game or state.hallucinating:
+        return 0
+    return sum(
+        1 for s in state.sentences
+        if _ALTAR_DROP.search(s) and not _BUC_WORD.search(s) and not _COINS.search(s)
+    )
+
+
+@dataclass(frozen=True)
+class InteractionCount:
+    """How often an interaction happened in an episode, and whether its venue was ever seen.
+
+    MaestroMotif reports its interaction tasks as the mean number of events per episode over
+    the episodes in which a shop (transactions, price identification) or an altar (BUC
+    identification) was seen; episodes that never met the venue are left out.
+    """
+
+    events: Callable[[GameState], int]
+    venue: Callable[[GameState], bool]
+    venue_name: str
+
+    def update(self, count: int, seen: bool, state: GameState) -> tuple[int, bool]:
+        """One step of an episode: the running event count and whether the venue was seen so far.
+
+        An event implies its venue (the hero standing on an altar hides the altar's glyph).
+        """
+        events = self.events(state)
+        return count + events, seen or events > 0 or self.venue(state)
+
+
+INTERACTION_COUNTS: dict[str, InteractionCount] = {
+    "transaction": InteractionCount(count_trades, shop_seen, "shop"),
+    "price-id": InteractionCount(count_price_quotes, shop_seen, "shop"),
+    "buc-id": InteractionCount(count_buc_learned, altar_seen, "altar"),
+}
+
+
 # -- goals ----------------------------------------------------------------------------------------
 Update = Callable[[Any, Optional[GameState], GameState], "tuple[Any, bool]"]
 

@@ -1,4 +1,9 @@
-"""MaestroMotif's zero-shot evaluation tasks as NLE tasks: +50 once on success, then the episode ends.
+"""MaestroMotif's zero-shot evaluation tasks as NLE tasks: +50 once on success.
+
+Navigation and composite tasks end at their success. The interaction tasks (transaction,
+price-id, buc-id) play on, as in the published evaluation, counting their events
+(``info["count"]``) and noting whether a shop or altar was seen (``info["venue_seen"]``):
+their published measure is the mean count over the episodes that saw the venue.
 
 The success conditions live in ``goals.py`` as pure functions of ``GameState`` snapshots;
 this module turns each into an NLE task (reward, termination, ``info["success"]``) and
@@ -99,6 +104,8 @@ class NetHackZeroShot(NetHackInteractive):
     """Base of the zero-shot tasks: the goal decides success; no other reward."""
 
     goal: ClassVar[goals.Goal]
+    #: the interaction tasks count their events and do not end at the first one (as published)
+    counted: ClassVar[goals.InteractionCount | None] = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -109,6 +116,8 @@ class NetHackZeroShot(NetHackInteractive):
         self.previous_state: GameState | None = None
         self._succeeded = False
         self._success_paid = False
+        self.event_count = 0
+        self.venue_seen = False
 
     def reset(self, seed=None, options=None):
         self._new_episode()
@@ -126,12 +135,18 @@ class NetHackZeroShot(NetHackInteractive):
         )
 
     def _is_episode_end(self, observation):
-        if not self._succeeded:
+        if not self._succeeded or self.counted is not None:
             state = self.snapshot(observation)
             if state.in_game:
-                self.memory, self._succeeded = self.goal.update(self.memory, self.previous_state, state)
+                if not self._succeeded:
+                    self.memory, self._succeeded = self.goal.update(self.memory, self.previous_state, state)
+                if self.counted is not None:
+                    self.event_count, self.venue_seen = self.counted.update(
+                        self.event_count, self.venue_seen, state)
                 self.previous_state = state
-        return StepStatus.TASK_SUCCESSFUL if self._succeeded else StepStatus.RUNNING
+        if self._succeeded and self.counted is None:
+            return StepStatus.TASK_SUCCESSFUL
+        return StepStatus.RUNNING
 
     def _get_end_status(self, observation, done):
         # the goal sees every step, the one that hits the step limit included
@@ -151,6 +166,9 @@ class NetHackZeroShot(NetHackInteractive):
     def _get_information(self, end_status):
         info = super()._get_information(end_status)
         info["success"] = bool(self._succeeded)
+        if self.counted is not None:
+            info["count"] = int(self.event_count)
+            info["venue_seen"] = bool(self.venue_seen)
         return info
 
 
@@ -168,14 +186,17 @@ class NetHackMinetown(NetHackZeroShot):
 
 class NetHackTransaction(NetHackZeroShot):
     goal = goals.GOALS["transaction"]
+    counted = goals.INTERACTION_COUNTS["transaction"]
 
 
 class NetHackPriceId(NetHackZeroShot):
     goal = goals.GOALS["price-id"]
+    counted = goals.INTERACTION_COUNTS["price-id"]
 
 
 class NetHackBucId(NetHackZeroShot):
     goal = goals.GOALS["buc-id"]
+    counted = goals.INTERACTION_COUNTS["buc-id"]
 
 
 class NetHackGoldenExit(NetHackZeroShot):

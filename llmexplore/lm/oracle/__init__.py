@@ -30,7 +30,7 @@ from llmexplore.lm.errors import OracleError
 from llmexplore.lm.oracle import crafter, housekeep, maestro, nethack
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
-ORACLE_VERSION = "4"  # bump when any answer rule changes: it is part of every cache key
+ORACLE_VERSION = "5"  # bump when any answer rule changes: it is part of every cache key
 
 UNRECOGNISED = ("I can only answer the questions this suite asks (message preferences, message "
                 "classification, goal suggestions, placements, skill code). I do not recognise this request.")
@@ -73,7 +73,13 @@ def _goal(prompts: PromptLibrary, instruction: str) -> str:
 
 
 register_oracle_kind("motif_preference", _motif)
-register_oracle_kind("oni_classification", lambda q: nethack.classification_answer(q.fields["message"]))
+def _oni(query: OracleQuery) -> str:
+    goals = query.prompts.table("oni_classification", "goals")
+    goal = nethack.goal_from_instruction(query.fields.get("goal_instruction", ""), goals, empty="defaultgoal")
+    return nethack.classification_answer(query.fields["message"], goal)
+
+
+register_oracle_kind("oni_classification", _oni)
 register_oracle_kind("ellm_goals", lambda q: crafter.goals_answer(q.fields["caption"]))
 register_oracle_kind("housekeep_placement", housekeep.placement_answer)
 register_oracle_kind("maestro_code", lambda q: maestro.code_answer(dict(q.fields)))

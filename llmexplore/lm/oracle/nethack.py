@@ -147,6 +147,11 @@ _TRIGGER_EVENTS: dict[str, tuple[int, ...]] = {
 #: monster's attack on the hero (it hits: ``hurt``; it misses) weighs as under every other goal, a
 #: loss and routine. Version 3 paid for being bitten almost as much as for a kill (model z 1.98
 #: against 2.40), and its agents sought bites, died sooner and killed no more per episode.
+#: Version 5: the goals carry Motif's published exclusions: ``combat`` never prefers gold or
+#: going down, ``gold`` never prefers fights, kills, levels gained or going down, ``stairs`` never
+#: prefers fights, kills, levels gained or gold. Each excluded event weighs 0 (a tie with routine
+#: messages): version 4 still paid ``combat`` for descending and ``gold`` and ``stairs`` for each
+#: other's events. ONI's classification marks only extremely helpful messages (``HELPFUL_VALUE``).
 WEIGHTS: dict[str, dict[str, float]] = {
     "defaultgoal": {"death": -5, "kill": 3, "level_up": 4, "hit_monster": 1, "miss_monster": 0.25, "gold": 2,
                     "stairs_down": 2, "descend": 3, "stairs_up": 0.5, "new_item": 1.5, "see_item": 0.5,
@@ -155,12 +160,12 @@ WEIGHTS: dict[str, dict[str, float]] = {
                       "stairs_down": 1, "descend": 2, "stairs_up": 0.5, "new_item": 2, "see_item": 1,
                       "discovery": 1, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
     "combat": {"death": -5, "kill": 5, "level_up": 4, "hit_monster": 3, "miss_monster": 1.5, "gold": 0,
-               "stairs_down": 0, "descend": 0.5, "stairs_up": 0, "new_item": 0.5, "see_item": 0,
+               "stairs_down": 0, "descend": 0, "stairs_up": 0, "new_item": 0.5, "see_item": 0,
                "discovery": 0, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
     "gold": {"death": -5, "kill": 0, "level_up": 0, "hit_monster": 0, "miss_monster": 0, "gold": 5,
-             "stairs_down": 0.5, "descend": 0.5, "stairs_up": 0, "new_item": 0, "see_item": 0,
+             "stairs_down": 0, "descend": 0, "stairs_up": 0, "new_item": 0, "see_item": 0,
              "discovery": 0.5, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -0.5, "useless": -0.5},
-    "stairs": {"death": -5, "kill": 0.5, "level_up": 0.5, "hit_monster": 0, "miss_monster": 0, "gold": 0.5,
+    "stairs": {"death": -5, "kill": 0, "level_up": 0, "hit_monster": 0, "miss_monster": 0, "gold": 0,
                "stairs_down": 5, "descend": 6, "stairs_up": 1, "new_item": 0.5, "see_item": 0,
                "discovery": 1, "hurt": -1, "monster_misses": 0, "hunger": -1, "blocked": -1, "useless": -0.5},
     # MaestroMotif's skills; events a goal does not list do not matter to it
@@ -257,18 +262,24 @@ def _describe(message: str, goal: str) -> str:
     return " ".join(parts)
 
 
-def goal_from_instruction(instruction: str, known: dict[str, str]) -> str:
-    """The goal name behind an instruction sentence: exact match first, then its key words."""
+#: words that open a goal's exclusions ("... never progress", "But never prefer ..."): key words
+#: after them name what the goal does not want
+_EXCLUSION = re.compile(r"\b(?:but|never|not|except|without)\b|\bno\b|\bany other\b|\bother ways?\b", re.I)
+
+
+def goal_from_instruction(instruction: str, known: dict[str, str], empty: str = "zeroknowledge") -> str:
+    """The goal name behind an instruction: exact match first, then the key words before any exclusion."""
     text = " ".join(instruction.split())
     for name, sentence in known.items():
         if " ".join(sentence.split()) == text and name in WEIGHTS:
             return name
     if not text:
-        return "zeroknowledge"
-    low = text.lower()
+        return empty
+    first_sentence = re.split(r"(?<=[.;!?])\s", text, maxsplit=1)[0]
+    low = _EXCLUSION.split(first_sentence, maxsplit=1)[0].lower()
     if "gold" in low and "monster" not in low:
         return "gold"
-    if any(w in low for w in ("stair", "descend", "deeper")) and "gold" not in low:
+    if any(w in low for w in ("stair", "descend", "deeper", "go down", "going down")) and "gold" not in low:
         return "stairs"
     if any(w in low for w in ("fight", "combat", "kill", "attack")) and "gold" not in low:
         return "combat"
@@ -287,8 +298,14 @@ def preference_answer(first: str, second: str, goal: str) -> str:
     return f"In NetHack {GOAL_SUMMARY[goal]}. Message 1 {d1}. Message 2 {d2}. {why}\nPreferred: {verdict}"
 
 
-def classification_answer(message: str) -> str:
-    helpful = message_value(message, "defaultgoal") > 0
+#: ONI labels only extremely helpful messages positive: a value at least that of finding gold
+#: under ``defaultgoal`` (a hit or a new item is lukewarm)
+HELPFUL_VALUE = 2.0
+
+
+def classification_answer(message: str, goal: str = "defaultgoal") -> str:
+    helpful = message_value(message, goal) >= HELPFUL_VALUE
     verdict = "helpful" if helpful else "unhelpful"
-    return (f"In NetHack progress comes from growing stronger, finding items and going deeper. "
-            f"The message {describe(message, 'defaultgoal')}, so it is {verdict} for the goal.\nVerdict: {verdict}")
+    strength = "extremely helpful" if helpful else "not extremely helpful"
+    return (f"In NetHack {GOAL_SUMMARY[goal]}. The message {describe(message, goal)}, so it is {strength} "
+            f"for the goal.\nVerdict: {verdict}")

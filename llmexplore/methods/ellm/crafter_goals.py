@@ -7,6 +7,8 @@ suggested for the state the step started from; the reward is the best cosine sim
 above the threshold (0.99 published), and every goal above it counts as achieved (with
 ELLM's equivalents: eat/attack cow, place/make crafting table), so it is neither suggested
 nor rewarded again this episode (ELLM's novelty bonus; ``novelty=False`` turns it off).
+Every step also earns ``health_coef`` times the change in health (ELLM's health term, 0 in
+its released code; see ``ELLMOptions.health_coef``).
 """
 
 from __future__ import annotations
@@ -16,17 +18,20 @@ from typing import Any
 import numpy as np
 
 from llmexplore.envs.crafter.adapter import ACTIONS
-from llmexplore.envs.crafter.text import caption
+from llmexplore.envs.crafter.text import INVENTORY, caption
 from llmexplore.methods.ellm.asking import GoalSuggester
 from llmexplore.methods.ellm.crafter_events import successful_actions, with_equivalents
 from llmexplore.methods.ellm.embedding import SentenceEmbedder
 from llmexplore.methods.ellm.wrapper import GoalRewardWrapper
 
+_HEALTH = INVENTORY.index("health")
+
 
 class CrafterGoals(GoalRewardWrapper):
     def __init__(self, env, embedder: SentenceEmbedder, suggester: GoalSuggester, threshold: float = 0.99,
-                 novelty: bool = True, goal_conditioning: bool = True):
+                 novelty: bool = True, goal_conditioning: bool = True, health_coef: float = 0.0):
         super().__init__(env, embedder, goal_conditioning)
+        self.health_coef = float(health_coef)
         self.suggester = suggester
         self.threshold = float(threshold)
         self.novelty = novelty
@@ -46,6 +51,10 @@ class CrafterGoals(GoalRewardWrapper):
         return goals
 
     def transition_reward(self, action: Any, obs: dict[str, np.ndarray], info: dict[str, Any]) -> float:
+        health = self.health_coef * float(obs["inventory"][_HEALTH] - self._inventory[_HEALTH])
+        return health + self._goal_reward(action, obs, info)
+
+    def _goal_reward(self, action: Any, obs: dict[str, np.ndarray], info: dict[str, Any]) -> float:
         after = info.get("achievements", self._achievements)
         done = successful_actions(ACTIONS[int(action)], self._inventory, self._achievements, after)
         self._inventory = np.array(obs["inventory"], copy=True)

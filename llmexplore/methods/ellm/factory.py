@@ -43,7 +43,7 @@ def make_wrapper(env: gym.Env, options: ELLMOptions, context: MethodContext) -> 
 
         suggester = shared.shared(table_key, lambda: GoalSuggester(lm, question(), params))
         return CrafterGoals(env, embedder, suggester, threshold=options.threshold, novelty=options.novelty,
-                            goal_conditioning=options.goal_conditioning)
+                            goal_conditioning=options.goal_conditioning, health_coef=options.health_coef)
     if family == "housekeep":
         from llmexplore.envs import make_adapter
         from llmexplore.methods.ellm.asking import PlacementAnswers

@@ -23,6 +23,10 @@ Where we differ from the published code (github.com/yuqingd/ellm):
 * Embeddings: all-MiniLM-L6-v2 (offline package) instead of paraphrase-MiniLM-L3-v2.
 * The oracle backend's Crafter goals are the LM layer's rule-based oracle, ELLM's
   SimpleOracle setting (prerequisites met by what is in view and in the inventory).
+* Health: ELLM's reward is its health term plus the goal reward, but its Crafter fork sets
+  the health term (health change / 10) to 0 before use, so the released code pays no
+  health reward; ``health_coef`` (default 0) follows that, ``health_coef=0.1`` restores the
+  term as written.
 """
 
 from __future__ import annotations
@@ -56,6 +60,10 @@ class ELLMOptions(MethodOptions):
     novelty: bool = Field(True, description="reward each goal once per episode and stop suggesting achieved goals")
     goal_conditioning: bool = Field(True, description="give the policy the embedding of the current suggestions")
     prompt_version: str = Field("default", description="version of the question's prompt template")
+    health_coef: float = Field(
+        0.0, description="Crafter: reward per point of health gained (lost: negative) on every step, added to the "
+                         "goal reward. ELLM's code adds such a term but sets it to 0 before use (0, the default); "
+                         "0.1 is the term as written there (Crafter's own health reward)")
     suggested_reward: float = Field(2.5, description="Housekeep: reward of a suggested pick or place")
     unsuggested_reward: float = Field(-0.25, description="Housekeep: reward of a pick or place not suggested")
     failed_reward: float = Field(-0.2, description="Housekeep: reward of a pick or place that fails")

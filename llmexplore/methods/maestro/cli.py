@@ -105,6 +105,9 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--checkpoint", default="latest", help="latest | best | a .pth file")
     p.add_argument("--greedy", action="store_true", help="most likely actions instead of sampled ones")
     p.add_argument("--seed", type=int, default=0, help="first evaluation seed")
+    p.add_argument("--metric", choices=("count", "success"), default="count",
+                   help="interaction tasks: count = mean events per episode over episodes that saw a "
+                        "shop/altar (published); success = success rate over all episodes")
     p.add_argument("--code",
                    help="code folder (default: the run's); the task's policy is generated there if missing")
     add_lm_arguments(p)
@@ -115,7 +118,7 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
 
         result = evaluate_task(args.run, args.task, args.episodes, checkpoint=args.checkpoint,
                                greedy=args.greedy, seed=args.seed, lm=lm_config_from_args(args),
-                               code=args.code, out=args.out)
+                               code=args.code, out=args.out, metric=args.metric)
         summary = {k: v for k, v in result.items() if k != "episodes_detail"}
         print(json.dumps(summary), flush=True)
         return 0

@@ -84,7 +84,8 @@ def training_target(skills: Sequence[str] = SKILLS) -> CodeTarget:
                       f"the policy over skills used while the skills ({names}) are trained; it should give "
                       "every skill plenty of practice in the states where it makes sense, e.g. explore a "
                       "level, then go down to a varying depth and back up, and trade or use an altar "
-                      "whenever possible")
+                      "whenever possible; in half of the episodes (drawn at the start) head for the Gnomish "
+                      "Mines first, whose staircase leaves the main dungeon at depth 2 to 4")
 
 
 def task_target(name: str, goal: str) -> CodeTarget:

@@ -3,8 +3,13 @@
 For a task T the policy over skills comes from ``<code>/policies/tasks/T.py``, written by the
 LM from T's goal text when missing (through ``codegen``, checked like every generated file).
 The run's checkpoint plays N episodes of T's env (fresh evaluation seeds, as ``llmexplore
-evaluate`` uses them) with the skills' initiation/termination code and that policy; the
-result is the share of episodes whose stats report ``success``, with a 95% Wilson interval.
+evaluate`` uses them) with the skills' initiation/termination code and that policy.
+
+Navigation and composite tasks report the share of episodes whose stats say ``success``, with
+a 95% Wilson interval. The interaction tasks report, as published, the mean number of events
+per episode over the episodes in which a shop (or an altar, for buc-id) was seen
+(``metric="count"``); ``metric="success"`` reports them as a success rate over all episodes
+instead (our earlier measure).
 """
 
 from __future__ import annotations
@@ -43,9 +48,24 @@ def ensure_task_policy(code_dir: Path, task: Any, lm: LMConfig) -> dict[str, Any
     return manifest["files"][target.path]
 
 
+METRICS = ("count", "success")
+
+
+def interaction_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean event count per episode over the episodes that saw the venue (MaestroMotif's measure).
+
+    ``mean_count`` is None when no episode saw a shop or altar: there is nothing to average.
+    """
+    seen = [r["count"] for r in rows if r["venue_seen"]]
+    mean = float(np.mean(seen)) if seen else None
+    sem = float(np.std(seen, ddof=1) / np.sqrt(len(seen))) if len(seen) > 1 else None
+    return {"mean_count": mean, "count_sem": sem, "venue_episodes": len(seen),
+            "total_count": int(sum(r["count"] for r in rows))}
+
+
 def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpoint: str = "latest",
                   greedy: bool = False, seed: int = 0, lm: LMConfig | None = None, code: str | None = None,
-                  out: str | Path | None = None,
+                  out: str | Path | None = None, metric: str = "count",
                   on_episode: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     from llmexplore.agents.policy import load_policy
     from llmexplore.agents.rollout import play_episode
@@ -53,6 +73,8 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
 
     if episodes < 1:
         raise ConfigError(f"--episodes must be at least 1 (got {episodes})")
+    if metric not in METRICS:
+        raise ConfigError(f"unknown metric '{metric}'", hint=f"metrics: {', '.join(METRICS)}")
     task = get_zero_shot_task(task_name)
     policy = load_policy(run_dir, checkpoint)
     settings = policy.settings
@@ -78,7 +100,7 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
                                   hint="a zero-shot task's env must put success in its episode stats")
             row = {"seed": seed + i, "success": int(trace.stats["success"]), "length": trace.length,
                    **{k: v for k, v in trace.stats.items()
-                      if k.startswith("maestro_") or k in ("depth", "return")}}
+                      if k.startswith("maestro_") or k in ("depth", "return", "count", "venue_seen")}}
             rows.append(row)
             if on_episode:
                 on_episode(i, row)
@@ -96,6 +118,10 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
         "seconds": round(time.perf_counter() - started, 2),
         "episodes_detail": rows,
     }
+    counted = task.category == "interaction" and all("count" in r for r in rows)
+    if counted:
+        result.update(interaction_summary(rows))
+    result["metric"] = "count" if counted and metric == "count" else "success"
     if out is not None:
         atomic_write_json(Path(out), result)
     return result

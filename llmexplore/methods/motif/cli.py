@@ -80,6 +80,9 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--val-fraction", type=float, default=defaults.val_fraction)
     p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--device", choices=["cpu", "cuda", "auto"], default=defaults.device)
+    p.add_argument("--unknown", choices=("drop", "tie"), default=defaults.unknown,
+                   help="unknown labels (3): drop them as the published code does (default), or count them as "
+                        "ties (on a finished annotation)")
     p.add_argument("--threads", type=int, default=defaults.threads,
                    help="CPU threads for torch (default 1: fastest on a small or shared machine)")
 
@@ -95,7 +98,7 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
         try:
             options = RewardTrainingOptions(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                                             val_fraction=args.val_fraction, seed=args.seed, device=args.device,
-                                            threads=args.threads)
+                                            threads=args.threads, unknown=args.unknown)
         except ValidationError as exc:
             raise ConfigError("bad training options: " + format_validation_error(exc)) from None
         console = Console()

@@ -2,7 +2,13 @@
 
 Faithful to the published training (Adam, lr 1e-5, batch 1024, 10 epochs, 80/20 split of
 the annotated pairs, unknown labels dropped, Bradley-Terry loss with ties), with two
-choices of ours, both exact rather than approximate:
+choices of ours, both exact rather than approximate.
+
+Unknown labels (3: the answer could not be read after a retry, or the pair was never
+asked) are dropped as the published code drops them: its pair dataset keeps only labels
+other than unknown, so the "label above 1 means no preference" rule of its training loop
+only ever meets ties. ``unknown="tie"`` counts them as ties instead (use it on a finished
+annotation, where every 3 is an unreadable answer).
 
 * The model reads the message only, and NetHack messages repeat heavily, so every
   distinct message of the dataset is stored once (a table) and pairs index into it.
@@ -56,6 +62,8 @@ class RewardTrainingOptions(BaseModel):
     #: ran 4x slower than one thread (tests/perf/motif_reward_training.py); raise it on a
     #: dedicated many-core CPU
     threads: int | None = Field(1, ge=1, description="CPU threads for torch (None: torch's choice)")
+    unknown: Literal["drop", "tie"] = Field(
+        "drop", description="unknown labels (3): dropped as published, or counted as ties")
 
     def torch_device(self) -> torch.device:
         if self.device == "auto":
@@ -88,6 +96,9 @@ class PreparedData:
 def prepare_data(dataset: str | Path, annotation: str, options: RewardTrainingOptions) -> PreparedData:
     ds = open_pair_dataset(dataset)
     labels = np.asarray(ds.labels(annotation))
+    unknown = int(np.count_nonzero(labels == LABEL_UNKNOWN))
+    if options.unknown == "tie":
+        labels = np.where(labels == LABEL_UNKNOWN, LABEL_TIE, labels)
     known = np.flatnonzero(labels != LABEL_UNKNOWN)
     path = ds.preference_dir / f"{annotation}.npy"
     if len(known) < 2:
@@ -108,6 +119,8 @@ def prepare_data(dataset: str | Path, annotation: str, options: RewardTrainingOp
         "pairs": len(ds),
         "annotated_pairs": int(len(known)),
         "label_counts": {"first": int(counts[0]), "second": int(counts[1]), "tie": int(counts[LABEL_TIE])},
+        "unknown_labels": unknown,
+        "unknown_as": options.unknown,
         "labels_sha256": hashlib.sha256(np.ascontiguousarray(labels).tobytes()).hexdigest()[:16],
         "unique_messages": int(len(table)),
         "train_pairs": n_train,

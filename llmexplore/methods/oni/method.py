@@ -72,6 +72,8 @@ CPU_TRAIN_TIME_SHARE = 0.25
 class OniOptions(MethodOptions):
     beta: float = Field(3.0, ge=0, description="exponent of the episodic message count")
     prompt_version: str = Field("default", description="prompt template version of the question")
+    goal: str = Field("defaultgoal", description="goal of the prompt: defaultgoal, combat or gold for the "
+                                                 "classification prompt; a Motif goal for the ranking prompt")
     lm_batch_size: int = Field(100, ge=1, description="questions per LM batch (published 100)")
     max_pending: int = Field(100_000, ge=1, description="questions waiting at most; more are refused and asked later")
     close_wait_s: float = Field(30.0, ge=0, description="at the end of training, wait this long for pending labels")
@@ -97,7 +99,6 @@ class ClassificationOptions(OniModelOptions):
 
 
 class RankingOptions(OniModelOptions):
-    goal: str = Field("defaultgoal", description="Motif goal of the ranking prompt")
     threshold: float = Field(-0.5, description="z-scored reward kept only above this (upstream default -0.5)")
     subsample: int = Field(10, ge=1, description="every k-th step of a batch enters the caption reservoir")
     pairs_per_batch: int = Field(10, ge=0, description="pairs sent per batch while the LM queue is short")
@@ -279,7 +280,7 @@ class OniRetrieval(_Oni):
 
     @classmethod
     def make_question(cls, options: OniOptions, prompts: str | None) -> Question:
-        return OniClassification(version=options.prompt_version, prompts=prompts)
+        return OniClassification(goal=options.goal, version=options.prompt_version, prompts=prompts)
 
     def caption_values(self, ids: np.ndarray) -> np.ndarray:
         self.table.ensure(len(self.vocab))
