@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from llmexplore.cli import Handler, command, parse_option_pairs
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, UserError
 
 
 def _lm_options(p: argparse.ArgumentParser) -> None:
@@ -133,9 +133,22 @@ def run_annotation(args: argparse.Namespace, dataset: str) -> int:
     if args.batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
     config = _lm_config(args)
-    report = annotate_from_config(dataset, config, goal=args.goal, version=args.version,
-                                  annotator=args.annotator, chunk=_chunk(args.chunk), batch_size=args.batch_size,
-                                  progress=not args.quiet)
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)  # a scheduler's stop ends the job as Ctrl-C does
+    try:
+        report = annotate_from_config(dataset, config, goal=args.goal, version=args.version,
+                                      annotator=args.annotator, chunk=_chunk(args.chunk),
+                                      batch_size=args.batch_size, progress=not args.quiet)
+    except KeyboardInterrupt:
+        raise UserError("annotation interrupted: the labels written so far are saved and every answer "
+                        "received is in the LM cache", hint="rerun the same command to finish; nothing is "
+                        "asked of the model twice") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(json.dumps({"annotation": Path(report.labels_file).stem, **report.as_dict()}), flush=True)
     return 0
 
