@@ -109,3 +109,42 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
 
 def rewrite_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> None:
     atomic_write_text(path, "".join(dumps_line(r) for r in rows))
+
+
+def require_output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
+    """Stop early, with one clear error, when ``path`` cannot become a folder to write in.
+
+    Checked before any work starts (a collection or a grid can run for hours before its first
+    write): the nearest existing ancestor must be a writable folder and ``path`` itself, when it
+    exists, a folder. Nothing is created here.
+    """
+    from llmexplore.errors import ConfigError
+
+    path = Path(path)
+    hint = f"choose another {option}"
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"cannot write to output directory {path}: it is a file, not a folder ({option})",
+                          hint=hint)
+    ancestor = path
+    while not ancestor.exists():
+        if ancestor.parent == ancestor:
+            break
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        raise ConfigError(f"cannot write to output directory {path}: {ancestor} is a file, not a folder "
+                          f"({option})", hint=hint)
+    if ancestor.exists() and not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ConfigError(f"cannot write to output directory {path}: the folder {ancestor} is not writable "
+                          f"({option})", hint=hint)
+    return path
+
+
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in JSON's words (for errors about files holding the wrong thing)."""
+    if value is None:
+        return "null"
+    for kind, name in ((bool, "a boolean"), (dict, "an object"), (list, "an array"), (str, "a string"),
+                       ((int, float), "a number")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__

@@ -68,3 +68,31 @@ def reset_policy_parts(actor_critic: torch.nn.Module, parts: tuple[str, ...] | l
         for layer in module.modules():
             if hasattr(layer, "reset_parameters"):
                 layer.reset_parameters()
+
+
+#: prefix given to a checkpoint that cannot be read, so that nothing (sample-factory's ``checkpoint_*``
+#: listing included) loads it, and nothing is deleted
+UNREADABLE_PREFIX = "unreadable-"
+
+
+def newest_readable_checkpoint(run_dir: str | Path) -> tuple[Path | None, list[tuple[Path, str]]]:
+    """The newest checkpoint that loads, and the newer ones that did not, with why.
+
+    A checkpoint cut short (a full disk, a kill during a copy) would make the resume fail; it is
+    renamed with ``UNREADABLE_PREFIX`` (kept for inspection, no longer listed) and the one before
+    it is tried, so the caller can say which it skipped.
+    """
+    skipped: list[tuple[Path, str]] = []
+    for path in reversed(list_checkpoints(run_dir)):
+        try:
+            data = torch.load(str(path), map_location="cpu", weights_only=False)
+            if not isinstance(data, dict) or "model" not in data:
+                raise ValueError("it holds no model weights")
+        except Exception as exc:  # any failure to load means this one cannot be resumed from
+            reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+            aside = path.with_name(UNREADABLE_PREFIX + path.name)
+            path.rename(aside)
+            skipped.append((aside, reason))
+            continue
+        return path, skipped
+    return None, skipped

@@ -124,6 +124,7 @@ def train(
     from sample_factory.algo.runners.runner import AlgoObserver
     from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
 
+    from llmexplore.agents import stop_requests
     from llmexplore.agents.learner import REPORT_KEY, ParallelTrainer, SerialTrainer
 
     warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
@@ -168,6 +169,7 @@ def train(
             sink.on_progress(learner_steps(), (learner_steps() - resume_env_steps) / elapsed)
 
     runner.register_observer(Progress())
+    runner.register_observer(stop_requests.stop_observer())  # Ctrl-C / SIGTERM: checkpoint, then stop
     status = runner.init()
     if status != ExperimentStatus.SUCCESS:
         return TrainResult("failed", resume_env_steps, 0, time.time() - started)

@@ -16,13 +16,15 @@ import numpy as np
 
 from llmexplore import __version__
 from llmexplore.agents.checkpoints import (
+    UNREADABLE_PREFIX,
     checkpoint_env_steps,
-    latest_checkpoint,
     list_checkpoints,
+    newest_readable_checkpoint,
     remove_partial_saves,
 )
 from llmexplore.atomic import JsonlAppender, read_jsonl, rewrite_jsonl
 from llmexplore.benchmarks.progress import ProgressView
+from llmexplore.benchmarks.run_lock import RunFolderLock
 from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
 from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, resolve
 from llmexplore.errors import ConfigError, UserError
@@ -94,19 +96,31 @@ def run_cell(spec: RunSpec, out_dir: str | Path, *, quiet: bool = False) -> RunR
     resolved = resolve(spec)
     run_dir = Path(out_dir).expanduser().resolve()
     ensure_writable(run_dir)
+    with RunFolderLock(run_dir):  # one writer per run folder; a second is refused naming the first
+        return _run_locked(resolved, run_dir, quiet)
+
+
+def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
     previous = _previous_record(run_dir, resolved)
     if previous is not None and previous.status == "complete":
         return previous
 
     remove_partial_saves(run_dir)
-    checkpoint = latest_checkpoint(run_dir)
+    checkpoint, skipped = newest_readable_checkpoint(run_dir)
+    for path, why in skipped:
+        print(f"llmexplore run: skipped unreadable checkpoint {path.name.removeprefix(UNREADABLE_PREFIX)} "
+              f"({why}); kept as {path.name}", file=sys.stderr, flush=True)
+    if skipped:
+        print(f"llmexplore run: resuming from {checkpoint.name if checkpoint else 'the start'}", file=sys.stderr,
+              flush=True)
     resume_steps = checkpoint_env_steps(checkpoint) if checkpoint else 0
     files = RunFiles(crafter_stats="stats.jsonl" if resolved.task.family == "crafter" else None)
     _trim_logs(run_dir, files, resume_steps)
 
     started_at = utc_now()
-    sessions = _earlier_sessions(previous, resume_steps) if checkpoint else []
-    record = _base_record(resolved, run_dir, files, started_at, previous if checkpoint else None, sessions, resume_steps)
+    # earlier sessions stay in the record even when none left a checkpoint: the work was done
+    sessions = _earlier_sessions(previous, resume_steps)
+    record = _base_record(resolved, run_dir, files, started_at, previous, sessions, resume_steps)
     session_start = time.time()
 
     def heartbeat(env_steps: int) -> None:

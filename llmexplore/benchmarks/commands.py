@@ -67,6 +67,10 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
         if args.jobs is not None and args.jobs < 1:
             raise ConfigError("--jobs must be at least 1")
         grid = load_grid(args.file, args.out)
+        if not args.dry_run:
+            from llmexplore.atomic import require_output_dir
+
+            require_output_dir(grid.out_dir, "--out" if args.out else "the grid's output folder")
         cli_options = parse_option_pairs(args.backend_option)
         if args.dry_run:
             backend_options(args.backend, grid, cli_options)
@@ -109,9 +113,12 @@ def _leaderboard(p: argparse.ArgumentParser) -> Handler:
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.benchmarks.leaderboard import build_leaderboard
 
+        from llmexplore.atomic import require_output_dir
+
         runs = Path(args.runs)
         if not runs.is_dir():
             raise ConfigError(f"{runs} is not a folder")
+        require_output_dir(args.out or runs / "leaderboard")
         files = build_leaderboard(runs, Path(args.out) if args.out else runs / "leaderboard", title=args.title,
                                   reps=args.bootstrap)
         for kind, path in files.items():

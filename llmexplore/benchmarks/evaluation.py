@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llmexplore.atomic import atomic_write_json
+from llmexplore.atomic import atomic_write_json, json_kind
 from llmexplore.errors import DataError
 
 EVAL_SCHEMA_NAME = "llmexplore.evaluation"
@@ -94,6 +94,11 @@ def read_evaluation(path: str | Path) -> EvaluationRecord:
         raise DataError(f"no evaluation record at {path}") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"evaluation record {path} is not valid JSON: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"evaluation record {path} cannot be read: {exc}") from None
+    if not isinstance(data, dict):
+        raise DataError(f"evaluation record {path} holds {json_kind(data)} instead of a JSON object: it is not an "
+                        "llmexplore evaluation record", hint="move the file aside; rerunning writes a new one")
     version = data.get("schema_version")
     if data.get("schema") != EVAL_SCHEMA_NAME or not isinstance(version, int):
         raise DataError(f"{path} is not an llmexplore evaluation record")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llmexplore.atomic import atomic_write_json
+from llmexplore.atomic import atomic_write_json, json_kind
 from llmexplore.errors import DataError
 
 SCHEMA_NAME = "llmexplore.run"
@@ -98,6 +98,11 @@ def read_record(path: str | Path) -> RunRecord:
         raise DataError(f"no run record at {path}") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"run record {path} is not valid JSON: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"run record {path} cannot be read: {exc}") from None
+    if not isinstance(data, dict):
+        raise DataError(f"run record {path} holds {json_kind(data)} instead of a JSON object: it is not an "
+                        "llmexplore run record", hint="move the file aside; rerunning writes a new one")
     version = data.get("schema_version")
     if data.get("schema") != SCHEMA_NAME or not isinstance(version, int):
         raise DataError(f"{path} is not an llmexplore run record")

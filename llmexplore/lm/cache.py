@@ -14,9 +14,10 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import MEMORY_CACHE, SamplingParams
@@ -94,7 +95,14 @@ class LMCache:
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
         if self.path != MEMORY_CACHE:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                from llmexplore.errors import ConfigError
+
+                raise ConfigError(f"cannot create the LM cache {self.path}: {exc.strerror or exc} "
+                                  f"({exc.filename})", hint="point the cache setting (--cache) at a file in a "
+                                  "writable folder") from None
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
                                    check_same_thread=False)
@@ -108,12 +116,31 @@ class LMCache:
             conn.executescript(_SCHEMA)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         except sqlite3.DatabaseError as exc:
-            from llmexplore.errors import DataError
-
-            raise DataError(f"LM cache {self.path} cannot be opened: {exc}",
-                            hint="point the cache setting at another file, or delete this one") from None
+            raise self._unusable(exc, "cannot be opened") from None
         self._conn, self._pid = conn, os.getpid()
         return conn
+
+    def _unusable(self, exc: sqlite3.DatabaseError, what: str) -> Exception:
+        """The clear error for a cache file SQLite refuses: corrupt files are offered to be moved aside."""
+        from llmexplore.errors import DataError
+
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            return DataError(f"LM cache {self.path} {what}: {exc}",
+                             hint="another process holds it; wait, or point the cache setting at another file")
+        aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+        return DataError(f"LM cache {self.path} {what}: {exc} (the file is damaged)",
+                         hint=f"move it aside (mv {self.path} {aside}; also its -wal and -shm files) and rerun: "
+                              "answers it held are asked of the model again; or point the cache setting at "
+                              "another file")
+
+    @contextmanager
+    def _database(self) -> Iterator[sqlite3.Connection]:
+        """The connection under the lock; SQLite errors become one clear DataError."""
+        with self._lock:
+            try:
+                yield self._connect()
+            except sqlite3.DatabaseError as exc:
+                raise self._unusable(exc, "cannot be read or written") from None
 
     def close(self) -> None:
         with self._lock:
@@ -125,8 +152,7 @@ class LMCache:
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Completion]:
         found: dict[bytes, Completion] = {}
         unique = list(dict.fromkeys(keys))
-        with self._lock:
-            conn = self._connect()
+        with self._database() as conn:
             for start in range(0, len(unique), _CHUNK):
                 part = unique[start:start + _CHUNK]
                 marks = ",".join("?" * len(part))
@@ -140,8 +166,8 @@ class LMCache:
         return found
 
     def get(self, key: bytes) -> Completion | None:
-        with self._lock:
-            row = self._connect().execute(
+        with self._database() as conn:
+            row = conn.execute(
                 "SELECT text, finish, logprobs FROM completions WHERE key = ?", (key,)).fetchone()
             self.counters.lookups += 1
             if row is None:
@@ -155,8 +181,7 @@ class LMCache:
         rows = [(k, model, c.text, c.finish_reason, _encode_logprobs(c.logprobs), now) for k, c in items]
         if not rows:
             return
-        with self._lock:
-            conn = self._connect()
+        with self._database() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 # rows append in id order; only the small key index takes random inserts (3x faster
@@ -165,21 +190,23 @@ class LMCache:
                                  "VALUES (?, ?, ?, ?, ?, ?)", rows)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.DatabaseError:
+                    pass  # the error that got us here is the one to report
                 raise
             self.counters.stored += len(rows)
 
     # -- reporting -------------------------------------------------------------------------
     def entries(self, model: str | None = None) -> int:
-        with self._lock:
-            conn = self._connect()
+        with self._database() as conn:
             if model is None:
                 return int(conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
             return int(conn.execute("SELECT COUNT(*) FROM completions WHERE model = ?", (model,)).fetchone()[0])
 
     def models(self) -> dict[str, int]:
-        with self._lock:
-            rows = self._connect().execute("SELECT model, COUNT(*) FROM completions GROUP BY model").fetchall()
+        with self._database() as conn:
+            rows = conn.execute("SELECT model, COUNT(*) FROM completions GROUP BY model").fetchall()
         return {m: int(n) for m, n in rows}
 
     def stats(self) -> dict[str, object]:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from llmexplore.cli import Handler, command, parse_option_pairs
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, UserError
 
 
 def _lm_options(p: argparse.ArgumentParser) -> None:
@@ -76,6 +76,10 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
     s.add_argument("--port", type=int, default=8000, help="0 picks a free port (printed on start)")
     s.add_argument("--model-name", help="name clients use (default: the backend's model id)")
     s.add_argument("--max-batch", type=int, default=256, help="most prompts per backend call")
+    s.add_argument("--max-request-prompts", type=int, default=4096,
+                   help="most prompts in one request (more: HTTP 413)")
+    s.add_argument("--max-request-bytes", type=int, default=32 * 1024 * 1024,
+                   help="largest request body in bytes (larger: HTTP 413)")
     f = s.add_argument_group("fault injection (for tests)")
     f.add_argument("--slow-rate", type=float, default=0.0, help="fraction of requests answered late")
     f.add_argument("--slow-seconds", type=float, default=2.0)
@@ -129,9 +133,22 @@ def run_annotation(args: argparse.Namespace, dataset: str) -> int:
     if args.batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
     config = _lm_config(args)
-    report = annotate_from_config(dataset, config, goal=args.goal, version=args.version,
-                                  annotator=args.annotator, chunk=_chunk(args.chunk), batch_size=args.batch_size,
-                                  progress=not args.quiet)
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)  # a scheduler's stop ends the job as Ctrl-C does
+    try:
+        report = annotate_from_config(dataset, config, goal=args.goal, version=args.version,
+                                      annotator=args.annotator, chunk=_chunk(args.chunk),
+                                      batch_size=args.batch_size, progress=not args.quiet)
+    except KeyboardInterrupt:
+        raise UserError("annotation interrupted: the labels written so far are saved and every answer "
+                        "received is in the LM cache", hint="rerun the same command to finish; nothing is "
+                        "asked of the model twice") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(json.dumps({"annotation": Path(report.labels_file).stem, **report.as_dict()}), flush=True)
     return 0
 
@@ -139,6 +156,7 @@ def run_annotation(args: argparse.Namespace, dataset: str) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from llmexplore.lm.backends import make_lm
     from llmexplore.lm.server import Faults, LMServer, serve_forever
+    from llmexplore.lm.server_requests import RequestLimits
 
     faults = Faults(slow_rate=args.slow_rate, slow_s=args.slow_seconds, error_rate=args.error_rate,
                     rate_limit_rate=args.rate_limit_rate, drop_rate=args.drop_rate, garbage_rate=args.garbage_rate,
@@ -146,8 +164,12 @@ def _serve(args: argparse.Namespace) -> int:
     for name in ("slow_rate", "error_rate", "rate_limit_rate", "drop_rate", "garbage_rate"):
         if not 0.0 <= getattr(faults, name) <= 1.0:
             raise ConfigError(f"--{name.replace('_', '-')} must be between 0 and 1")
+    for name in ("max_batch", "max_request_prompts", "max_request_bytes"):
+        if getattr(args, name) < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+    limits = RequestLimits(max_prompts=args.max_request_prompts, max_bytes=args.max_request_bytes)
     lm = make_lm(_lm_config(args))
-    server = LMServer(lm, model_name=args.model_name, faults=faults, max_batch=args.max_batch)
+    server = LMServer(lm, model_name=args.model_name, faults=faults, max_batch=args.max_batch, limits=limits)
 
     def ready(port: int) -> None:
         print(f"llmexplore lm serve: listening on http://{args.host}:{port}/v1 (model {server.model_name})",

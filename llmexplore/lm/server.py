@@ -3,7 +3,9 @@
 Serves ``GET /v1/models``, ``POST /v1/completions``, ``POST /v1/chat/completions`` and
 ``GET /stats``. Concurrent requests are gathered into batches for the backend (one
 worker thread), so a slow in-process model sees large batches and many trainers can
-share one model and one cache. ``Faults`` make a fraction of completion requests slow,
+share one model and one cache; batches take slices of the waiting requests from the
+clients in turn (server_schedule.py), so one huge request cannot hold up the others.
+Every field of a request is checked and its size capped (server_requests.py). ``Faults`` make a fraction of completion requests slow,
 fail with 500 or 429, drop the connection, or return a garbage body: the client's
 tests use them to prove that no label is lost or invented.
 """
@@ -22,6 +24,8 @@ from typing import Any, Callable
 from llmexplore.errors import UserError, require
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.server_requests import RequestError, RequestLimits, read_request
+from llmexplore.lm.server_schedule import FairQueue, Job
 
 
 @dataclass
@@ -41,16 +45,11 @@ class Faults:
         return any((self.slow_rate, self.error_rate, self.rate_limit_rate, self.drop_rate, self.garbage_rate))
 
 
-class _BadRequest(Exception):
-    def __init__(self, status: int, message: str, code: str = "invalid_request_error"):
-        super().__init__(message)
-        self.status, self.code = status, code
-
-
 class LMServer:
     def __init__(self, lm: LanguageModel, *, model_name: str | None = None, faults: Faults | None = None,
-                 max_batch: int = 256):
+                 max_batch: int = 256, limits: RequestLimits | None = None):
         self.web = require("aiohttp.web", "lm", "llmexplore lm serve")
+        self.limits = limits or RequestLimits()
         self.lm = lm
         self.model_name = model_name or lm.model_id
         self.faults = faults or Faults()
@@ -58,7 +57,7 @@ class LMServer:
         self.counters: Counter = Counter()
         self._rng = random.Random(self.faults.seed)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-serve")
-        self._queue: asyncio.Queue | None = None
+        self._queue: FairQueue | None = None
         self._batcher: asyncio.Task | None = None
         self._runner: Any = None
         self.started = time.time()
@@ -66,7 +65,7 @@ class LMServer:
     # -- app -------------------------------------------------------------------------------
     def app(self) -> Any:
         web = self.web
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=self.limits.max_bytes)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/v1/completions", self._completions)
@@ -76,7 +75,7 @@ class LMServer:
         return app
 
     async def _on_startup(self, app: Any) -> None:
-        self._queue = asyncio.Queue()
+        self._queue = FairQueue()
         self._batcher = asyncio.create_task(self._batch_loop())
 
     async def _on_cleanup(self, app: Any) -> None:
@@ -102,36 +101,27 @@ class LMServer:
         assert self._queue is not None
         loop = asyncio.get_running_loop()
         while True:
-            items = [await self._queue.get()]
-            count = len(items[0][0])
-            while not self._queue.empty() and count < self.max_batch:
-                item = self._queue.get_nowait()
-                items.append(item)
-                count += len(item[0])
-            groups: dict[SamplingParams, list[tuple[list[str], SamplingParams, asyncio.Future]]] = {}
-            for item in items:
-                groups.setdefault(item[1], []).append(item)
-            for params, group in groups.items():
-                prompts = [p for g in group for p in g[0]]
-                self.counters["backend_batches"] += 1
-                try:
-                    answers = await loop.run_in_executor(self._executor, self.lm.generate, prompts, params)
-                except Exception as exc:  # hand the error to every waiting request
-                    for _, _, fut in group:
-                        if not fut.done():
-                            fut.set_exception(exc)
-                    continue
-                start = 0
-                for ps, _, fut in group:
-                    if not fut.done():
-                        fut.set_result(answers[start:start + len(ps)])
-                    start += len(ps)
+            params, slices = await self._queue.next_batch(self.max_batch)
+            prompts = [p for piece in slices for p in piece.prompts()]
+            self.counters["backend_batches"] += 1
+            try:
+                answers = await loop.run_in_executor(self._executor, self.lm.generate, prompts, params)
+            except Exception as exc:  # hand the error to every request with a slice in this batch
+                for piece in slices:
+                    piece.job.fail(exc)
+                continue
+            start = 0
+            for piece in slices:
+                size = piece.end - piece.start
+                if not piece.job.done():
+                    piece.job.fill(piece.start, answers[start:start + size])
+                start += size
 
-    async def _generate(self, prompts: list[str], params: SamplingParams) -> list[Completion]:
+    async def _generate(self, prompts: list[str], params: SamplingParams, client: Any = None) -> list[Completion]:
         assert self._queue is not None
-        fut = asyncio.get_running_loop().create_future()
-        await self._queue.put((prompts, params, fut))
-        return await fut
+        job = Job(prompts, params, asyncio.get_running_loop().create_future())
+        self._queue.put(client, job)
+        return await job.future
 
     # -- handlers --------------------------------------------------------------------------
     async def _models(self, request: Any) -> Any:
@@ -155,25 +145,29 @@ class LMServer:
 
     async def _serve(self, request: Any, chat: bool) -> Any:
         self.counters["requests"] += 1
+        too_large = (f"the request body is larger than this server takes ({self.limits.max_bytes} bytes): "
+                     "send fewer or shorter prompts per request")
+        if request.content_length is not None and request.content_length > self.limits.max_bytes:
+            self.counters["http_413"] += 1
+            return self._error(413, too_large, "request_too_large")
         try:
             body = await request.json()
+        except self.web.HTTPRequestEntityTooLarge:
+            self.counters["http_413"] += 1
+            return self._error(413, too_large, "request_too_large")
         except (json.JSONDecodeError, UnicodeDecodeError):
+            self.counters["http_400"] += 1
             return self._error(400, "request body is not JSON")
         fault = await self._inject(request)
         if fault is not None:
             return fault
         try:
-            if not isinstance(body, dict):
-                raise _BadRequest(400, "request body must be a JSON object")
-            if body.get("model") != self.model_name:
-                raise _BadRequest(404, f"The model `{body.get('model')}` does not exist.", "model_not_found")
-            prompts = _chat_prompts(body) if chat else _completion_prompts(body)
-            params = _params(body)
-        except _BadRequest as exc:
+            prompts, params = read_request(body, chat, self.model_name, self.limits)
+        except RequestError as exc:
             self.counters[f"http_{exc.status}"] += 1
             return self._error(exc.status, str(exc), exc.code)
         try:
-            answers = await self._generate(prompts, params)
+            answers = await self._generate(prompts, params, _client_of(request))
         except UserError as exc:
             self.counters["backend_errors"] += 1
             return self._error(400, str(exc))
@@ -222,45 +216,10 @@ class LMServer:
         return self.web.json_response({"error": {"message": message, "type": code, "code": code}}, status=status)
 
 
-def _completion_prompts(body: dict[str, Any]) -> list[str]:
-    prompt = body.get("prompt")
-    if isinstance(prompt, str):
-        return [prompt]
-    if isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
-        return list(prompt)
-    raise _BadRequest(400, "`prompt` must be a string or a list of strings")
-
-
-def _chat_prompts(body: dict[str, Any]) -> list[str]:
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise _BadRequest(400, "`messages` must be a non-empty list")
-    parts = []
-    for m in messages:
-        content = m.get("content") if isinstance(m, dict) else None
-        if isinstance(content, list):  # content parts: keep the text ones
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        if not isinstance(content, str):
-            raise _BadRequest(400, "every message needs text `content`")
-        parts.append(content)
-    return ["\n\n".join(parts)]
-
-
-def _params(body: dict[str, Any]) -> SamplingParams:
-    stop = body.get("stop") or ()
-    if isinstance(stop, str):
-        stop = (stop,)
-    logprobs: int | None = None
-    if body.get("logprobs") is True:  # chat style
-        logprobs = int(body.get("top_logprobs") or 0)
-    elif isinstance(body.get("logprobs"), int) and body.get("logprobs") is not False:  # completion style
-        logprobs = int(body["logprobs"])
-    try:
-        return SamplingParams(temperature=body.get("temperature", 1.0), top_p=body.get("top_p", 1.0),
-                              max_tokens=body.get("max_tokens") or body.get("max_completion_tokens") or 512,
-                              stop=tuple(stop), seed=body.get("seed"), logprobs=logprobs)
-    except Exception as exc:
-        raise _BadRequest(400, f"invalid sampling parameters: {exc}") from None
+def _client_of(request: Any) -> Any:
+    """Who a request comes from, for fair turns: its connection (address and port)."""
+    peer = request.transport.get_extra_info("peername") if request.transport is not None else None
+    return tuple(peer[:2]) if isinstance(peer, tuple) else request.remote
 
 
 def _reply(model: str, answers: list[Completion], chat: bool, params: SamplingParams) -> dict[str, Any]:

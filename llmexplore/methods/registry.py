@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import logging
 from importlib.metadata import entry_points
 from typing import Any, Mapping
 
@@ -32,7 +33,10 @@ BUILTIN_MODULES = (
 )
 
 _METHODS: dict[str, type[IntrinsicReward]] = {}
+#: plugins that failed to load: entry-point name -> why (reported once, named again if asked for)
+_BROKEN: dict[str, str] = {}
 _loaded = False
+log = logging.getLogger(__name__)
 
 
 def register_method(cls: type[IntrinsicReward]) -> type[IntrinsicReward]:
@@ -59,10 +63,13 @@ def _load_all() -> None:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             obj = ep.load()
-        except Exception as exc:  # a broken plugin must not break the built-ins
-            raise ConfigError(f"could not load method plugin '{ep.name}' ({ep.value}): {exc}") from exc
-        if isinstance(obj, type) and issubclass(obj, IntrinsicReward):
+            if not (isinstance(obj, type) and issubclass(obj, IntrinsicReward)):
+                raise TypeError(f"{ep.value} is not an IntrinsicReward subclass")
             register_method(obj)
+        except Exception as exc:  # a broken plugin must not break the built-ins or the other plugins
+            why = f"{type(exc).__name__}: {exc}"
+            _BROKEN[ep.name] = f"{ep.value}: {why}"
+            log.warning("method plugin '%s' (%s) could not be loaded and is skipped: %s", ep.name, ep.value, why)
 
 
 def method_names() -> list[str]:
@@ -78,6 +85,9 @@ def get_method(name: str) -> type[IntrinsicReward]:
     _load_all()
     if name in _METHODS:
         return _METHODS[name]
+    if name in _BROKEN:
+        raise ConfigError(f"method plugin '{name}' could not be loaded ({_BROKEN[name]})",
+                          hint="fix or reinstall the package that provides it")
     close = difflib.get_close_matches(name, _METHODS, n=3, cutoff=0.5)
     hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else (
         "valid methods: " + ", ".join(sorted(_METHODS)))

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from llmexplore.lm.cache import LMCache
 from tests.helpers.motif import ORACLE_ANNOTATOR
@@ -67,3 +68,32 @@ def test_kill_and_rerun(tmp_path: Path):
     assert rerun["cache"]["backend_prompts"] == rerun["cache"]["stored"] == distinct - stored_at_kill
     assert rerun["cache"]["entries"] == distinct
     assert rerun["counts"] == reference["counts"]
+
+
+@pytest.mark.slow
+def test_sigint_and_sigterm_stop_with_a_clear_message_and_the_rerun_finishes(tmp_path: Path):
+    """Issue 28: a stopped annotation job says what was kept (no traceback); the rerun completes it."""
+    pairs = make_pairs(300, seed=3, tie_share=0.05)
+    pairs = [(a + f" #{i % 120}", b) if a != b else (a, b) for i, (a, b) in enumerate(pairs)]
+    make_dataset(tmp_path / "reference", pairs)
+    reference = finish(annotate(tmp_path / "reference"))
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        ds = tmp_path / f"stopped-{sig.name}"
+        make_dataset(ds, pairs)
+        proc = annotate(ds, "--lm", "options.latency_s=0.1")
+        labels_path = ds / NAME
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if labels_path.exists() and (np.load(labels_path) != 3).sum() >= 40:
+                break
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2 and "Traceback" not in err, err[-2000:]
+        assert "annotation interrupted" in err and "rerun the same command" in err
+        done = int((np.load(labels_path) != 3).sum())
+        assert 40 <= done < len(pairs)
+        rerun = finish(annotate(ds))
+        assert rerun["already_labelled"] >= done
+        assert np.array_equal(np.load(labels_path), np.load(tmp_path / "reference" / NAME))
+        assert rerun["counts"] == reference["counts"]

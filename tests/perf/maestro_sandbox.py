@@ -4,7 +4,10 @@ Prints medians over ``--repeats`` timings of:
 
 * each reference function (the oracle's code) called through ``SandboxedCode`` against the same
   source compiled and called as plain Python (the ratio is the metering overhead);
-* ``check_code`` (static validation, compilation and the probe runs) per file;
+* ``check_code`` (static validation, compilation and the probe runs) per file, with the probe runs
+  in a forked child under OS limits (the default outer guard) and in-process (``isolate=False``);
+* one call of generated code in-process against one call through the outer guard
+  (``run_isolated``: a fork per call, RLIMIT_AS/CPU/NOFILE, killed on time-out);
 * one NetHack step with and without MaestroMotif's actor side (interface view, termination code,
   skill switching), random actions, in one process.
 
@@ -31,6 +34,7 @@ from llmexplore.lm.oracle.maestro import REFERENCE_DIR  # noqa: E402
 from llmexplore.methods.maestro.checking import check_code, probe_inputs  # noqa: E402
 from llmexplore.methods.maestro.codegen import generate_code, skill_targets, training_target  # noqa: E402
 from llmexplore.methods.maestro.sandbox import SandboxedCode  # noqa: E402
+from llmexplore.methods.maestro.sandbox.isolation import run_isolated  # noqa: E402
 from llmexplore.methods.maestro.skills import INITIATION, POLICY, TERMINATION  # noqa: E402
 
 
@@ -82,7 +86,14 @@ def main() -> None:
             name = f"{path.relative_to(REFERENCE_DIR)}:{spec.name}"
             print(f"  {name:52s} {boxed:7.2f} us  plain {raw:6.2f} us  x{boxed / raw:5.1f}")
         checked = median(lambda: _time(lambda: check_code(source, specs)), args.repeats)
-        print(f"  {'':52s} check_code {checked * 1000:6.2f} ms")
+        inproc = median(lambda: _time(lambda: check_code(source, specs, isolate=False)), args.repeats)
+        print(f"  {'':52s} check_code {checked * 1000:6.2f} ms guarded, {inproc * 1000:6.2f} ms in-process")
+        spec, inputs = specs[0], probe_inputs(specs[0])
+        guarded = median(lambda: _time(lambda: run_isolated(lambda: code.call(spec.name, *inputs[0]))),
+                         args.repeats)
+        metered = median(lambda: per_call_us(lambda *a: code.call(spec.name, *a), inputs, 2000), args.repeats)
+        print(f"  {'':52s} one call: in-process {metered:7.2f} us, guarded child {guarded * 1e6:9.1f} us "
+              f"(x{guarded * 1e6 / metered:,.0f})")
 
     with tempfile.TemporaryDirectory() as tmp:
         generate_code(tmp, OracleLM(), skill_targets() + [training_target()])

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -68,3 +72,44 @@ def test_method_refuses_a_task_without_its_keys():
     task = get_task("crafter:reward")
     with pytest.raises(ConfigError, match="needs observation keys \\['message'\\]"):
         rnd.check_task(task, make_adapter(task).observation_space(), options)
+
+
+def test_a_broken_plugin_is_one_warning_and_the_rest_still_works(tmp_path, monkeypatch, caplog):
+    """Issue 28: a plugin whose import fails is skipped with one warning; built-ins and other plugins load,
+    in-process and through the command line."""
+    good = tmp_path / "goodplugin"
+    good.mkdir()
+    (good / "__init__.py").write_text(textwrap.dedent("""
+        import torch
+        from llmexplore.methods import IntrinsicReward
+
+        class Fine(IntrinsicReward):
+            name = "plugin-fine"
+            def reward(self, batch):
+                return torch.zeros(batch.shape)
+    """))
+    (tmp_path / "brokenplugin.py").write_text("import a_module_that_does_not_exist\n")
+    dist = tmp_path / "plugins-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: plugins\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[llmexplore.methods]\nbroken = brokenplugin:Method\nfine = goodplugin:Fine\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_BROKEN", {})
+    with caplog.at_level("WARNING"):
+        names = method_names()
+    assert {"plugin-fine", "rnd", "none", "motif"} <= set(names)
+    warnings = [r for r in caplog.records if "could not be loaded" in r.getMessage()]
+    assert len(warnings) == 1 and "a_module_that_does_not_exist" in warnings[0].getMessage()
+    with pytest.raises(ConfigError, match="method plugin 'broken' could not be loaded"):
+        get_method("broken")
+    sys.modules.pop("goodplugin", None)
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[2])]))
+    done = subprocess.run([sys.executable, "-m", "llmexplore", "methods", "--json"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    listed = {m["method"] for m in json.loads(done.stdout)}
+    assert {"plugin-fine", "rnd", "motif"} <= listed
+    assert done.stderr.count("could not be loaded") == 1 and "Traceback" not in done.stderr

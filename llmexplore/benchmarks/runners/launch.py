@@ -78,24 +78,13 @@ def honour_parent_death() -> None:
 
 
 def stop_on_sigterm() -> None:
-    """In ``llmexplore run``: SIGTERM (a scheduler stopping the job, the launcher's death) stops the
-    run as Ctrl-C does, so it checkpoints. Only the first stop signal counts for SIGTERM: a second
-    one (SLURM's, after our own SIGINT) must not break the checkpoint being written."""
-    stopping = False
+    """In ``llmexplore run``: SIGINT and SIGTERM (a scheduler stopping the job, the launcher's death)
+    ask the run to stop at its next training step, after a checkpoint (``agents/stop_requests.py``).
+    A second SIGINT stops at once; a second SIGTERM (SLURM's, after our own SIGINT) is ignored, so
+    it cannot break the checkpoint being written."""
+    from llmexplore.agents import stop_requests
 
-    def on_sigint(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
-        raise KeyboardInterrupt
-
-    def on_sigterm(signum: int, frame: object) -> None:
-        nonlocal stopping
-        if not stopping:
-            stopping = True
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, on_sigint)
-    signal.signal(signal.SIGTERM, on_sigterm)
+    stop_requests.install()
 
 
 def cell_process(run_dir: str | Path) -> int | None:

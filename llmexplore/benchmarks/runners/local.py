@@ -11,6 +11,7 @@ from typing import ClassVar, Iterable
 
 from llmexplore.benchmarks.grid import Cell, Grid
 from llmexplore.benchmarks.runners.base import CELL_LOG, CellJob, GridBackend, cell_command
+from llmexplore.benchmarks.runners.launch import PARENT_ENV
 from llmexplore.errors import ConfigError
 
 
@@ -50,8 +51,11 @@ class LocalJob(CellJob):
         log.write(f"\n===== attempt {attempt} at {time.strftime('%Y-%m-%d %H:%M:%S')} =====\n".encode())
         log.flush()
         # its own session: a terminal Ctrl-C reaches the runner, which stops cells in order
+        # and it dies with the runner: `llmexplore run` asks for SIGTERM (a checkpoint, then exit) when
+        # its parent dies, even by SIGKILL (launch.honour_parent_death)
+        env = {**(env or os.environ), PARENT_ENV: str(os.getpid())}
         self.process = subprocess.Popen(cell_command(cell), stdout=log, stderr=subprocess.STDOUT,
-                                        start_new_session=True, env=env or os.environ.copy())
+                                        start_new_session=True, env=env)
         self._log = log
 
     def poll(self) -> int | None:

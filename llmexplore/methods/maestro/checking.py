@@ -14,6 +14,8 @@ from typing import Any, Sequence
 from llmexplore.methods.maestro.interface import probe_observations
 from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
                                                 Limits, SandboxedCode)
+from llmexplore.methods.maestro.sandbox import isolation
+from llmexplore.methods.maestro.sandbox.sizing import bounded_repr, memory_items
 
 
 #: the skills offered to a policy on a probe state that names none
@@ -25,10 +27,10 @@ def check_result(spec: FunctionSpec, value: Any, obs: dict[str, Any]) -> Any:
     if spec.returns == "bool":
         if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
             return bool(value)
-        raise CodeRejected(f"'{spec.name}' returned {value!r}; it must return True or False")
+        raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}; it must return True or False")
     if spec.returns == "skill":
         if not isinstance(value, str) or value not in obs["available"]:
-            raise CodeRejected(f"'{spec.name}' returned {value!r}, which is not one of obs['available'] "
+            raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}, which is not one of obs['available'] "
                                f"{tuple(obs['available'])}")
         return value
     raise ValueError(f"unknown return kind {spec.returns!r}")
@@ -46,21 +48,46 @@ def probe_inputs(spec: FunctionSpec) -> list[tuple[Any, ...]]:
 
 
 def check_code(source: str, specs: Sequence[FunctionSpec], limits: Limits = DEFAULT_LIMITS,
-               name: str = "<generated>") -> SandboxedCode:
-    """Validated, compiled code whose functions behave on every probe state; else CodeRejected."""
-    code = SandboxedCode(source, tuple(specs), limits, name=name)  # raises CodeRejected
-    for spec in specs:
-        memory: dict[str, Any] = {}
-        for args in probe_inputs(spec):
-            if spec.returns == "skill":
-                args = (args[0], memory)  # one memory across the probes, as within an episode
-            try:
-                value = code.call(spec.name, *args)
-            except CodeFailed as exc:
-                where = _summary(args[0])
-                raise CodeRejected(f"'{spec.name}' failed on a probe state ({where}): {exc.reason}") from None
-            check_result(spec, value, args[0])
+               name: str = "<generated>", isolate: bool = True) -> SandboxedCode:
+    """Validated, compiled code whose functions behave on every probe state; else CodeRejected.
+
+    With ``isolate`` (the default, where the OS allows it) the probe runs happen in a forked child
+    under OS limits (isolation.py), an outer guard on top of the meter: whatever the meter misses
+    ends as a refusal, never as a hang or a crash of this process.
+    """
+    code = SandboxedCode(source, tuple(specs), limits, name=name)  # raises CodeRejected; runs nothing
+    if isolate and isolation.AVAILABLE:
+        try:
+            reason = isolation.run_isolated(lambda: _probe_failure(code, specs))
+        except isolation.IsolatedFailure as exc:
+            reason = f"the probe runs were stopped by the outer guard: {exc}"
+    else:
+        reason = _probe_failure(code, specs)
+    if reason is not None:
+        raise CodeRejected(reason)
     return code
+
+
+def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec]) -> str | None:
+    """Why the code misbehaves on a probe state, or None when every probe run is fine."""
+    try:
+        for spec in specs:
+            memory: dict[str, Any] = {}
+            for args in probe_inputs(spec):
+                if spec.returns == "skill":
+                    args = (args[0], memory)  # one memory across the probes, as within an episode
+                try:
+                    value = code.call(spec.name, *args)
+                except CodeFailed as exc:
+                    return f"'{spec.name}' failed on a probe state ({_summary(args[0])}): {exc.reason}"
+                check_result(spec, value, args[0])
+                if spec.returns == "skill" and memory_items(memory, code.limits.max_memory_items) > \
+                        code.limits.max_memory_items:
+                    return (f"'{spec.name}' grew its memory past {code.limits.max_memory_items} items "
+                            f"on a probe state ({_summary(args[0])})")
+    except CodeRejected as exc:
+        return exc.reason
+    return None
 
 
 def _summary(obs: dict[str, Any]) -> str:

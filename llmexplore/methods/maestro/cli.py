@@ -11,6 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
+from llmexplore.atomic import require_output_dir
 from llmexplore.cli import Handler, command
 
 
@@ -48,7 +49,7 @@ def _generate(p: argparse.ArgumentParser) -> Handler:
         for name in names:
             task = get_zero_shot_task(name)
             targets.append(task_target(task.name, task.prompt))
-        out = Path(args.out)
+        out = require_output_dir(args.out)
         out.mkdir(parents=True, exist_ok=True)
         with make_lm(config, cache_dir=out) as lm:
             manifest = generate_code(out, lm, targets, prompts=config.prompts,

@@ -23,6 +23,7 @@ from llmexplore.methods.maestro.checking import check_result
 from llmexplore.methods.maestro.codegen import TRAINING, CodeTarget
 from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
                                                 Limits, SandboxedCode)
+from llmexplore.methods.maestro.sandbox.sizing import memory_items
 from llmexplore.methods.maestro.skills import FUNCTIONS, check_skills
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class SkillProgram:
     def select(self, obs: dict[str, Any], memory: dict[str, Any]) -> str:
         fallback = obs["available"][0]
         choice = self._run(self.policy, FUNCTIONS["select_skill"], obs, fallback, "policy", memory)
-        if memory_items(memory) > self.limits.max_memory_items:
+        if memory_items(memory, self.limits.max_memory_items) > self.limits.max_memory_items:
             limit = self.limits.max_memory_items
             self._fail("policy.memory", f"memory grew past {limit} items; cleared", None)
             memory.clear()
@@ -115,16 +116,3 @@ class SkillProgram:
             self._logged.add(where)
             log.warning("maestro: generated %s failed (%s); using %r instead. Further failures are only "
                         "counted (episode stat maestro_code_errors).", where, reason, default)
-
-
-def memory_items(value: Any, depth: int = 0) -> int:
-    """Items in a policy's memory, nested containers included (deep nesting counts as too big)."""
-    if depth > 8:
-        return 1 << 30
-    if isinstance(value, dict):
-        return len(value) + sum(memory_items(v, depth + 1) for v in value.values())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return len(value) + sum(memory_items(v, depth + 1) for v in value)
-    if isinstance(value, str):
-        return 1 + len(value) // 64
-    return 1

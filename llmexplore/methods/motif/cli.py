@@ -6,6 +6,7 @@ import argparse
 import json
 import time
 
+from llmexplore.atomic import require_output_dir
 from llmexplore.cli import Handler, command
 
 
@@ -37,6 +38,7 @@ def _collect(p: argparse.ArgumentParser) -> Handler:
             policy = CheckpointPolicy.load(args.policy, args.checkpoint, task=args.task, greedy=args.greedy,
                                            seed=args.seed)
         task = policy.task if policy is not None else (args.task or "nethack:score")
+        require_output_dir(args.out)
         started = time.perf_counter()
         columns = (TextColumn("collecting observations"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, transient=True) as progress:
@@ -95,6 +97,7 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
         from llmexplore.errors import ConfigError
         from llmexplore.methods.motif.training import train_reward_model
 
+        require_output_dir(args.out)
         try:
             options = RewardTrainingOptions(lr=args.lr, batch_size=args.batch_size, epochs=args.epochs,
                                             val_fraction=args.val_fraction, seed=args.seed, device=args.device,

@@ -9,6 +9,9 @@ After ``validate`` has accepted a tree, ``instrument`` returns a new tree where
 * ``+``, ``*``, ``**``, ``<<`` and ``%`` (and their augmented forms) go through helpers that
   refuse results over the size limits *before* computing them (``[0] * 10**10`` never
   allocates), and ``%`` refuses string formatting;
+* each operand of a comparison (``==``, ``<``, ``in``, ...) and each container passed to a
+  builtin or method is weighed first (sizing.py): comparing, hashing or formatting nested
+  values runs in C over every nested item, so a heavy one is refused before it runs;
 * annotations are dropped (never evaluated).
 
 Helper names start with ``_llmx_``; user code can never name them (the validator refuses
@@ -64,6 +67,12 @@ class _Instrumenter(ast.NodeTransformer):
         if name is None:
             return node
         return ast.copy_location(_call(name, node.left, node.right), node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.Compare:
+        self.generic_visit(node)
+        node.left = _call("operand", node.left)
+        node.comparators = [_call("operand", c) for c in node.comparators]
+        return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
         self.generic_visit(node)

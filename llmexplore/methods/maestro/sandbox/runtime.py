@@ -18,9 +18,15 @@ from llmexplore.errors import UserError
 from llmexplore.methods.maestro.sandbox.instrument import helper, instrument
 from llmexplore.methods.maestro.sandbox.rules import (ALLOWED_BUILTINS, ALLOWED_METHODS, DEFAULT_LIMITS,
                                                       METHOD_OWNERS, Limits)
+from llmexplore.methods.maestro.sandbox.sizing import (TooHeavy, bounded_repr, describe_exception, is_container,
+                                                       weight)
 from llmexplore.methods.maestro.sandbox.validator import FunctionSpec, ValidatedCode, validate
 
 _TIME_CHECK_EVERY = 32
+#: builtins whose work does not depend on how deep their arguments are (no walk before calling them)
+_SHALLOW = frozenset({"len", "isinstance", "bool", "abs", "enumerate", "zip", "reversed", "range", "append"})
+#: methods that compare their argument with every item of their owner
+_SCANNING = frozenset({"index", "count"})
 
 
 class BudgetExceeded(Exception):
@@ -54,6 +60,13 @@ class Budget:
             raise BudgetExceeded(f"more than {self.limits.max_ticks} steps (loop iterations, items or calls)")
         if self.ticks % _TIME_CHECK_EVERY == 0 and time.perf_counter() > self.deadline:
             raise BudgetExceeded(f"more than {self.limits.time_limit_s * 1000:.0f} ms")
+
+    def check_weight(self, value: Any, what: str, chars: bool = False) -> None:
+        """Refuse a value whose nested items would make one C-level operation too long."""
+        try:
+            weight(value, self.limits.max_items, chars=chars)
+        except TooHeavy as exc:
+            raise BudgetExceeded(f"{what} of more than {exc.cap} items (nested items counted)") from None
 
     def allocate(self, items: int) -> None:
         if items > self.limits.max_items:
@@ -97,9 +110,17 @@ class _Helpers:
         return value
 
     # sized operators -----------------------------------------------------------------------------
+    def operand(self, value: Any) -> Any:
+        """A comparison's operand: comparing containers walks every nested item in C."""
+        if is_container(value):
+            self.budget.check_weight(value, "a comparison")
+        return value
+
     def add(self, a: Any, b: Any) -> Any:
         if isinstance(a, (str, list, tuple)) and isinstance(b, (str, list, tuple)):
             self.budget.allocate(len(a) + len(b))
+        elif isinstance(a, int) and isinstance(b, int):
+            self._bits(max(_int_bits(a), _int_bits(b)) + 1)
         return a + b
 
     def mul(self, a: Any, b: Any) -> Any:
@@ -134,11 +155,29 @@ class _Helpers:
     def call(self, func: Any, *args: Any, **kwargs: Any) -> Any:
         self.budget.tick()
         if not self._allowed(func):
-            raise BudgetExceeded(f"calling {func!r} is not allowed")
+            raise BudgetExceeded(f"calling {bounded_repr(func, 80)} is not allowed")
+        if getattr(func, "__globals__", None) is not self.namespace:
+            self._check_arguments(func, args, kwargs)
         result = func(*args, **kwargs)
         if isinstance(result, (str, list, tuple, dict, set)):
             self.budget.allocate(len(result))
         return result
+
+    def _check_arguments(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Before a builtin or method runs in C: no argument may be too heavy to walk, hash or compare."""
+        name = getattr(func, "__name__", "")
+        if name in _SHALLOW:
+            return
+        what = f"{name}() of a value"
+        owner = getattr(func, "__self__", None)
+        if name in _SCANNING and is_container(owner):
+            self.budget.check_weight(owner, what)
+        for value in args:
+            if is_container(value):
+                self.budget.check_weight(value, what)
+        for value in kwargs.values():
+            if is_container(value):
+                self.budget.check_weight(value, what)
 
     def _allowed(self, func: Any) -> bool:
         if id(func) in self.safe_builtins:
@@ -178,14 +217,40 @@ def _checked_builtins(budget: Budget) -> dict[str, Any]:
     def checked_str(value: Any = "") -> str:
         if _size(value) > limits.max_items:
             raise BudgetExceeded(f"str() of {_size(value)} items (the limit is {limits.max_items})")
+        budget.check_weight(value, "str() of a value", chars=True)
         return str(value)
+
+    def checked_round(number: Any, ndigits: Any = None) -> Any:
+        if isinstance(ndigits, int) and ndigits < 0 and isinstance(number, int):
+            bits = int(-ndigits * math.log2(10)) + 1  # rounding an int to 10**-ndigits builds that power
+            if bits > limits.max_int_bits:
+                raise BudgetExceeded(f"round() to 10**{-ndigits}: an integer of about {bits} bits "
+                                     f"(the limit is {limits.max_int_bits})")
+        return round(number, ndigits)
 
     out: dict[str, Any] = {name: getattr(builtins, name) for name in ALLOWED_BUILTINS}
     out["range"] = checked_range
     out["sum"] = checked_sum
+    for fn in (checked_range, checked_sum, checked_str, checked_round):
+        fn.__name__ = fn.__name__.removeprefix("checked_")
     out["str"] = checked_str
+    out["round"] = checked_round
     for name in ("sorted", "list", "tuple", "set", "dict", "reversed", "enumerate", "zip"):
         out[name] = sized(getattr(builtins, name))
+    real_types = {id(out[name]): getattr(builtins, name) for name in ("list", "tuple", "set", "dict", "str")}
+
+    def checked_isinstance(value: Any, kinds: Any) -> bool:
+        """isinstance with the checked constructors standing for the types they build (dict -> dict)."""
+        if isinstance(kinds, tuple):
+            if len(kinds) > 16:
+                raise BudgetExceeded("isinstance() with more than 16 types")
+            kinds = tuple(real_types.get(id(k), k) for k in kinds)
+        else:
+            kinds = real_types.get(id(kinds), kinds)
+        return isinstance(value, kinds)
+
+    checked_isinstance.__name__ = "isinstance"
+    out["isinstance"] = checked_isinstance
     return out
 
 
@@ -204,7 +269,7 @@ class SandboxedCode:
         self._helpers.safe_builtins = {id(v) for k, v in safe.items() if callable(v)}
         self.namespace.update(safe)
         self.namespace["__builtins__"] = {}
-        for attr in ("tick", "iter", "check", "item", "add", "mul", "pow", "lshift", "mod", "call"):
+        for attr in ("tick", "iter", "check", "item", "operand", "add", "mul", "pow", "lshift", "mod", "call"):
             self.namespace[helper(attr)] = getattr(self._helpers, attr)
         code = compile(instrument(self.validated.tree), name, "exec")
         self.budget.reset()
@@ -229,4 +294,4 @@ class SandboxedCode:
         except MemoryError:
             raise CodeFailed(function, "out of memory") from None
         except Exception as exc:  # any error of generated code is its own failure, reported with the reason
-            raise CodeFailed(function, f"{type(exc).__name__}: {exc}") from None
+            raise CodeFailed(function, describe_exception(exc)) from None

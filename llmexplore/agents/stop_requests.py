@@ -1,0 +1,62 @@
+"""Ctrl-C and SIGTERM stop a run at its next training step, after a checkpoint.
+
+Raising KeyboardInterrupt inside sample-factory's event loop ends it at once: the learner's
+save on stop never runs, so a run interrupted before its first periodic save (60 s by default)
+kept nothing. Here the first SIGINT or SIGTERM only asks for a stop; ``StopObserver`` sees the
+request at the next training step and stops training the way reaching the budget does, which
+saves a checkpoint. A second SIGINT (the user insisting) raises KeyboardInterrupt as before; a
+second SIGTERM is ignored (SLURM sends one after our own stop, and it must not break the save).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any
+
+_requested: str | None = None
+_requested_at = 0.0
+
+
+def stop_requested() -> str | None:
+    """The name of the signal that asked this process to stop, if one did."""
+    return _requested
+
+
+def request_stop(name: str) -> None:
+    global _requested, _requested_at
+    if _requested is None:
+        _requested, _requested_at = name, time.monotonic()
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM as stop requests (main thread only, like any signal handler)."""
+
+    def on_sigint(signum: int, frame: object) -> None:
+        if _requested is not None:
+            raise KeyboardInterrupt  # asked twice: stop now, checkpoint or not
+        request_stop("SIGINT")
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        request_stop("SIGTERM")
+
+    signal.signal(signal.SIGINT, on_sigint)
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def reset() -> None:
+    """Forget a request (tests, and a process that goes on after a stopped run)."""
+    global _requested
+    _requested = None
+
+
+def stop_observer() -> Any:
+    """A sample-factory observer that stops training, with a checkpoint, once a stop is requested."""
+    from sample_factory.algo.runners.runner import AlgoObserver
+
+    class StopObserver(AlgoObserver):
+        def on_training_step(self, runner: Any, training_iteration_since_resume: int) -> None:
+            if _requested is not None and not runner.stopped:
+                runner._stop_training()  # saves the policy, then stops every component
+
+    return StopObserver()

@@ -1,0 +1,76 @@
+"""One writer per run folder: an advisory lock that names its holder.
+
+``llmexplore run`` holds ``RUN_DIR/.run.lock`` (``fcntl.flock``) while it trains; a second
+process on the same folder (a rerun while an orphaned cell still trains, two grids sharing an
+output folder) is refused with the holder's PID and host instead of interleaving its writes. The
+kernel drops the lock when the holder dies, however it dies, so a stale lock file never blocks a
+rerun. Processes the holder forks (sample-factory's workers) inherit the lock and keep the folder
+locked until they exit too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from types import TracebackType
+
+from llmexplore.errors import ConfigError
+
+LOCK_FILE = ".run.lock"
+
+
+class RunFolderLock:
+    """``with RunFolderLock(run_dir):`` holds the folder or raises ConfigError naming who does."""
+
+    def __init__(self, run_dir: str | Path):
+        self.path = Path(run_dir) / LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(fd)
+            os.close(fd)
+            raise ConfigError(
+                f"run folder {self.path.parent} is in use by process {holder.get('pid', '?')} on host "
+                f"{holder.get('host', '?')} (since {holder.get('since', '?')})",
+                hint="wait for that run to finish, or stop it (kill PID on that host) and rerun: the "
+                     "rerun resumes from its last checkpoint") from None
+        except OSError:
+            os.close(fd)
+            raise
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            import fcntl
+
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "RunFolderLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()
+
+
+def _read_holder(fd: int) -> dict:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}

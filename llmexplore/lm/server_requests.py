@@ -1,0 +1,156 @@
+"""Reading the body of an OpenAI-style completion request: every field checked, sizes capped.
+
+``read_request`` turns a parsed JSON body into prompts and ``SamplingParams`` or raises
+``RequestError`` with the HTTP status to answer: 400 naming the field and what it must be,
+404 for another model, 413 naming the limit a request exceeds. Fields the server does not use
+(``user``, penalties, ...) are accepted and ignored, as OpenAI-compatible servers do; fields that
+would change the answer and are not supported (``n`` > 1, ``stream``) are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from llmexplore.lm.config import SamplingParams
+
+#: OpenAI's limits on alternatives per token and on stop sequences (we allow a few more stops)
+MAX_TOP_LOGPROBS = 20
+MAX_STOP = 16
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """What one request may ask for."""
+
+    #: prompts in one request (a list-valued ``prompt``)
+    max_prompts: int = 4096
+    #: bytes of request body
+    max_bytes: int = 32 * 1024 * 1024
+    #: ``max_tokens`` one request may ask for
+    max_tokens: int = 1 << 20
+
+
+class RequestError(Exception):
+    def __init__(self, status: int, message: str, code: str = "invalid_request_error"):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+def read_request(body: Any, chat: bool, model: str, limits: RequestLimits) -> tuple[list[str], SamplingParams]:
+    """The prompts and sampling parameters of a request body; ``RequestError`` for anything wrong."""
+    if not isinstance(body, dict):
+        raise RequestError(400, "request body must be a JSON object")
+    name = body.get("model")
+    if not isinstance(name, str):
+        raise RequestError(400, "`model` must be a string naming the served model")
+    if name != model:
+        raise RequestError(404, f"The model `{name[:200]}` does not exist.", "model_not_found")
+    prompts = _chat_prompts(body) if chat else _completion_prompts(body, limits)
+    return prompts, _params(body, chat, limits)
+
+
+def _completion_prompts(body: dict[str, Any], limits: RequestLimits) -> list[str]:
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return [prompt]
+    if isinstance(prompt, list) and prompt:
+        if len(prompt) > limits.max_prompts:
+            raise RequestError(413, f"{len(prompt)} prompts in one request; this server takes at most "
+                                    f"{limits.max_prompts} per request: split it", "request_too_large")
+        for i, p in enumerate(prompt):
+            if not isinstance(p, str):
+                raise RequestError(400, f"`prompt[{i}]` must be a string")
+        return list(prompt)
+    raise RequestError(400, "`prompt` must be a string or a non-empty list of strings")
+
+
+def _chat_prompts(body: dict[str, Any]) -> list[str]:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RequestError(400, "`messages` must be a non-empty list")
+    parts = []
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise RequestError(400, f"`{where}` must be an object with `role` and `content`")
+        role = message.get("role", "user")
+        if not isinstance(role, str):
+            raise RequestError(400, f"`{where}.role` must be a string")
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(_text_part(part, f"{where}.content[{j}]") for j, part in enumerate(content))
+        if not isinstance(content, str):
+            raise RequestError(400, f"`{where}.content` must be a string or a list of text parts")
+        parts.append(content)
+    return ["\n\n".join(parts)]
+
+
+def _text_part(part: Any, where: str) -> str:
+    if not isinstance(part, dict):
+        raise RequestError(400, f"`{where}` must be an object like {{\"type\": \"text\", \"text\": \"...\"}}")
+    kind = part.get("type", "text")
+    if kind != "text":
+        raise RequestError(400, f"`{where}.type` is {str(kind)[:40]!r}; this server reads only text parts")
+    text = part.get("text")
+    if not isinstance(text, str):
+        raise RequestError(400, f"`{where}.text` must be a string")
+    return text
+
+
+def _number(body: dict[str, Any], key: str, default: float, low: float, high: float,
+            low_open: bool = False) -> float:
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RequestError(400, f"`{key}` must be a number")
+    if value > high or value < low or (low_open and value == low):
+        bracket = "(" if low_open else "["
+        raise RequestError(400, f"`{key}` must be in {bracket}{low:g}, {high:g}]; got {value}")
+    return float(value)
+
+
+def _integer(body: dict[str, Any], key: str, low: int, high: int | None = None) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(400, f"`{key}` must be an integer")
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise RequestError(400, f"`{key}` must be {bound}; got {value}")
+    return value
+
+
+def _params(body: dict[str, Any], chat: bool, limits: RequestLimits) -> SamplingParams:
+    temperature = _number(body, "temperature", 1.0, 0.0, 2.0)
+    top_p = _number(body, "top_p", 1.0, 0.0, 1.0, low_open=True)
+    max_tokens = (_integer(body, "max_tokens", 1, limits.max_tokens)
+                  or _integer(body, "max_completion_tokens", 1, limits.max_tokens) or 512)
+    seed = _integer(body, "seed", -(2 ** 63), 2 ** 64 - 1)
+    stop = body.get("stop")
+    if stop is None:
+        stop = ()
+    elif isinstance(stop, str):
+        stop = (stop,)
+    elif isinstance(stop, list) and len(stop) <= MAX_STOP and all(isinstance(s, str) for s in stop):
+        stop = tuple(stop)
+    else:
+        raise RequestError(400, f"`stop` must be a string or a list of at most {MAX_STOP} strings")
+    if _integer(body, "n", 1) not in (None, 1):
+        raise RequestError(400, "`n` must be 1: this server answers each prompt once")
+    if body.get("stream") not in (None, False):
+        raise RequestError(400, "`stream` must be false: this server does not stream")
+    logprobs: int | None = None
+    top = _integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS)
+    if chat:
+        flag = body.get("logprobs")
+        if flag is not None and not isinstance(flag, bool):
+            raise RequestError(400, "`logprobs` must be true or false for chat completions")
+        if flag:
+            logprobs = top or 0
+    else:
+        logprobs = _integer(body, "logprobs", 0, MAX_TOP_LOGPROBS)
+    return SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=stop, seed=seed,
+                          logprobs=logprobs)
