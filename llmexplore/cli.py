@@ -40,6 +40,21 @@ def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def merge_option_pairs(base: dict[str, Any], pairs: Sequence[str]) -> dict[str, Any]:
+    """``base`` updated by ``key=value`` pairs, where a dotted key (``sf_args.with_wandb=true``) sets a
+    nested value and leaves the rest of that mapping as it was."""
+    out = dict(base)
+    for key, value in parse_option_pairs(pairs).items():
+        *parents, leaf = key.split(".")
+        target = out
+        for name in parents:
+            child = target.get(name)
+            target[name] = dict(child) if isinstance(child, dict) else {}
+            target = target[name]
+        target[leaf] = value
+    return out
+
+
 def load_yaml_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
@@ -90,7 +105,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
             data["int_coef"] = args.int_coef
         for field, pairs in (("method_options", args.option), ("train", args.train), ("lm", args.lm)):
             if pairs:
-                data[field] = {**data.get(field, {}), **parse_option_pairs(pairs)}
+                data[field] = merge_option_pairs(data.get(field, {}), pairs)
         if args.parent:
             data["parent"] = {"run_dir": args.parent, "reset": args.reset}
         missing = [k for k in ("method", "task") if k not in data]

@@ -37,6 +37,8 @@ class TrainConfig(BaseModel):
     torch_threads: int | None = Field(
         None, ge=1, description="intra-op threads for the serial process; default OMP_NUM_THREADS, else 1")
     save_every_sec: int = Field(60, ge=1)
+    wandb: bool = Field(False, description="log to Weights & Biases through sample-factory (project llmexplore, "
+                                           "group: the task); WANDB_MODE=offline writes <run>/wandb/offline-run-*")
     sf_args: dict[str, Any] = Field(default_factory=dict, description="raw sample-factory options, for experts")
 
     def resolved(self, family: str) -> "TrainConfig":

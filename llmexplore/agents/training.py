@@ -72,9 +72,9 @@ def sf_argv(settings: RunSettings, train: TrainConfig, budget: int) -> list[str]
         "keep_checkpoints": 2,
         "decorrelate_envs_on_one_worker": False,
         "decorrelate_experience_max_seconds": 0,
-        "with_wandb": False,
+        "with_wandb": False,  # W&B is started by llmexplore (agents/wandb_run.py), not sample-factory
     }
-    args.update(train.sf_args)
+    args.update({k: v for k, v in train.sf_args.items() if k != "with_wandb"})
     return [f"--{key}={value}" for key, value in args.items()]
 
 
