@@ -126,7 +126,7 @@ def _envs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--json", action="store_true")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.envs import list_tasks, make_adapter
+        from llmexplore.envs import GYM_IDS, list_tasks, make_adapter
 
         rows = []
         for task in list_tasks():
@@ -134,13 +134,15 @@ def _envs(p: argparse.ArgumentParser) -> Handler:
                 keys = list(make_adapter(task).obs_keys)
             except UserError as exc:
                 keys = [f"unavailable: {exc.message}"]
-            rows.append({"task": task.name, "budget": task.default_budget, "c_ext": task.default_ext_coef,
+            rows.append({"task": task.name, "gym_id": GYM_IDS[task.name], "budget": task.default_budget,
+                         "c_ext": task.default_ext_coef,
                          "reward_free": task.reward_free, "obs_keys": keys, "description": task.description})
         if args.json:
             print(json.dumps(rows, indent=2))
         else:
-            _table(["task", "budget", "c_ext", "observation keys", "description"],
-                   [[r["task"], f"{r['budget']:,}", r["c_ext"], ", ".join(r["obs_keys"]), r["description"]] for r in rows])
+            _table(["task", "gymnasium id", "budget", "c_ext", "observation keys", "description"],
+                   [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"], ", ".join(r["obs_keys"]),
+                     r["description"]] for r in rows])
         return 0
 
     return handle
@@ -179,6 +181,12 @@ def _schema(p: argparse.ArgumentParser) -> Handler:
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> None:
+    """A rich table on a terminal; elsewhere (a pipe, a file) a Markdown table with every row whole."""
+    if not sys.stdout.isatty():
+        from tabulate import tabulate
+
+        print(tabulate([[str(c) for c in row] for row in rows], headers=header, tablefmt="github"))
+        return
     from rich.console import Console
     from rich.table import Table
 
@@ -188,18 +196,37 @@ def _table(header: list[str], rows: list[list[Any]]) -> None:
     Console().print(table)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="llmexplore", description="LM-guided exploration benchmark suite")
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows each option's default (when it has one worth showing) and keeps descriptions' line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "(default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action) or text
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the chosen sub-command's arguments are set up, since setting one up may import
+    heavy modules (its choices come from them) and the rest only need their name and help line."""
+    from llmexplore import __version__
+
+    parser = argparse.ArgumentParser(prog="llmexplore", description="LM-guided exploration benchmark suite",
+                                     formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = words[0] if words and words[0] in {name for name, *_ in _COMMANDS} else None
     for name, help_text, setup, _ in _COMMANDS:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(_handler=setup(p))
+        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
+        if name == chosen:
+            p.set_defaults(_handler=setup(p))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     _load_command_modules()
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return args._handler(args)
