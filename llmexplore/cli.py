@@ -74,7 +74,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--method", help="exploration method (`llmexplore methods`)")
     p.add_argument("--task", help="task name (`llmexplore envs`)")
     p.add_argument("--seed", type=int)
-    p.add_argument("--steps", type=int, help="env-step budget (default: the task's published budget)")
+    p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
+                                   "default when it takes under a day here; otherwise --steps is required)")
     p.add_argument("--out", required=True, help="run directory (created; rerunning resumes)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
     p.add_argument("--ext-coef", type=float, help="extrinsic reward coefficient c_ext")
@@ -111,6 +112,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         missing = [k for k in ("method", "task") if k not in data]
         if missing:
             raise ConfigError(f"missing {' and '.join('--' + m for m in missing)}")
+        data["steps"] = _budget(data)
         record = run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet)
         print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
                           "steps_per_second": record.steps_per_second, record.metric:
@@ -118,6 +120,22 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         return 0 if record.status == "complete" else 1
 
     return handle
+
+
+def _budget(data: dict[str, Any]) -> Any:
+    """The run's env-step budget from --steps or the spec file; the published one only when it is short here
+    or asked for by name."""
+    from llmexplore.benchmarks.budget import default_budget_or_error, parse_steps
+    from llmexplore.envs import get_task
+
+    try:
+        task = get_task(str(data["task"]))
+    except ConfigError:
+        return data.get("steps")  # the spec check names the unknown task with every other problem
+    steps = parse_steps(data.get("steps"), task)
+    if steps is not None:
+        return steps
+    return default_budget_or_error(task, int((data.get("train") or {}).get("num_workers", 1) or 1))
 
 
 # -- listings --------------------------------------------------------------------------------

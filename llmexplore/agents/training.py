@@ -161,10 +161,20 @@ def train(
         if report.get("parent"):
             sink.on_parent(report["parent"])
 
+    def trained_steps() -> int:
+        """The learner's count after the iteration that just ended. sample-factory's runner hears of it
+        only after this point (its own budget check trails by one batch); in serial mode the learner is
+        here to ask, otherwise the iteration added one batch."""
+        worker = runner.learners.get(0) if train_config.serial else None
+        learner = getattr(worker, "learner", None)
+        return int(learner.env_steps) if learner is not None else learner_steps() + cfg.batch_size
+
     class Progress(AlgoObserver):
         def on_training_step(self, runner_, training_iteration_since_resume: int) -> None:
             elapsed = max(time.time() - started, 1e-6)
             sink.on_progress(learner_steps(), (learner_steps() - resume_env_steps) / elapsed)
+            if trained_steps() >= budget:  # stop on the batch that reaches the budget, not one later
+                runner_._stop_training()
 
     runner.register_observer(Progress())
     status = runner.init()

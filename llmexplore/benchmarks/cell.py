@@ -22,6 +22,7 @@ from llmexplore.agents.checkpoints import (
     remove_partial_saves,
 )
 from llmexplore.atomic import JsonlAppender, read_jsonl, rewrite_jsonl
+from llmexplore.benchmarks.budget import overshoot_note
 from llmexplore.benchmarks.progress import ProgressView
 from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
 from llmexplore.benchmarks.run_board import RunBoard
@@ -301,6 +302,7 @@ def _finalize(record: RunRecord, resolved: ResolvedRun, run_dir: Path, files: Ru
         record.final_metrics["intrinsic_return"] = float(np.mean(returns[-(adapter.final_window or len(returns)):]))
     record.curve = learning_curve(adapter, episodes, intrinsic, resolved.budget)
     record.method_metrics = dict(sink.last_metrics)
+    record.overshoot = overshoot_note(resolved.budget, record.env_steps, resolved.train.batch_size)
     record.files.checkpoints = [str(p.relative_to(run_dir)) for p in list_checkpoints(run_dir)]
     if sink.parent is not None or resolved.parent_checkpoint:
         record.parent = {"run_dir": resolved.spec.parent.run_dir, "checkpoint": resolved.parent_checkpoint,
