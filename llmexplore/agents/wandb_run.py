@@ -27,12 +27,15 @@ def uses_wandb(train: Any) -> bool:
 
 
 def start_wandb(run_dir: str | Path, task: str, method: str, seed: int, config: dict[str, Any],
-                project: str | None = None) -> Any:
-    """Start (or resume) the run's W&B run; returns it, to be finished with :func:`finish_wandb`."""
+                project: str | None = None, quiet: bool = False) -> Any:
+    """Start (or resume) the run's W&B run; returns it, to be finished with :func:`finish_wandb`.
+    ``quiet`` silences W&B's console output, as ``llmexplore run --quiet`` asks (unless WANDB_SILENT is set)."""
     try:
         import wandb
     except ImportError:
         raise ConfigError("train.wandb needs the wandb package", hint="pip install 'llmexplore[tracking]'") from None
+    if quiet:
+        os.environ.setdefault("WANDB_SILENT", "true")
     run_dir = Path(run_dir)
     id_file = run_dir / ID_FILE
     if id_file.exists():

@@ -139,7 +139,7 @@ def run_cell(spec: RunSpec, out_dir: str | Path, *, quiet: bool = False) -> RunR
 
         if uses_wandb(resolved.train):  # before sample-factory's TensorBoard writers, so W&B syncs them
             wandb_run = start_wandb(run_dir, resolved.task.name, resolved.label, resolved.spec.seed,
-                                    resolved.resolved_dict())
+                                    resolved.resolved_dict(), quiet=quiet)
         result = train(resolved.settings(run_dir), resolved.train, resolved.budget, sink,
                        resume_env_steps=resume_steps, quiet=True)
     except BaseException as exc:

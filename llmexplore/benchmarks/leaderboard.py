@@ -31,7 +31,6 @@ from llmexplore.benchmarks.plots import plot_achievements, plot_curves, plot_pro
 from llmexplore.benchmarks.stats import interval_meaning
 from llmexplore.errors import DataError
 
-
 EXTRA_NAMES = {name for names in EXTRA_COLUMNS.values() for name in names}
 #: below this many seeds a cell is marked and its interval explained (Agarwal et al. 2021)
 FEW_SEEDS = 5

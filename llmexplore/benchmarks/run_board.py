@@ -10,6 +10,7 @@ W&B, so W&B's TensorBoard sync picks these scalars up too.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ class RunBoard:
         self._since_metric = 0
         summary = self.adapter.summarize(list(self.window))
         value = summary.get(self.adapter.metric)
-        if value is not None and value == value:  # not nan
+        if value is not None and not math.isnan(value):
             self.writer.add_scalar(f"benchmark/{self.adapter.metric}", float(value), steps)
 
     def close(self) -> None:

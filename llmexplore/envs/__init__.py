@@ -27,12 +27,12 @@ from llmexplore.envs.registry import (
 
 __all__ = [
     "EPISODE_STATS_KEY",
-    "EnvAdapter",
     "GYM_IDS",
+    "EnvAdapter",
     "TaskSpec",
     "adapter_class",
-    "gym_id",
     "get_task",
+    "gym_id",
     "list_tasks",
     "make_adapter",
     "register_family",
