@@ -92,7 +92,7 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
             print(f"FAILED {cell['id']}: {cell['error']}\n  log: {cell['run_dir']}/cell.log", file=sys.stderr)
         if not args.no_leaderboard:
             files = build_leaderboard(grid.out_dir / "runs", grid.out_dir / "leaderboard", title=grid.name)
-            print(f"leaderboard: {files['markdown']} (also {files['html'].name}, .csv, .tex, plots)")
+            print(f"leaderboard: {files['markdown']} (also {files['html'].name}, .csv, .tex, scores.csv, plots)")
         print(json.dumps({"grid": grid.name, "counts": summary["counts"], "results": str(grid.out_dir)}))
         return 1 if failed else 0
 
