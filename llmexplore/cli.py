@@ -40,6 +40,21 @@ def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def merge_option_pairs(base: dict[str, Any], pairs: Sequence[str]) -> dict[str, Any]:
+    """``base`` updated by ``key=value`` pairs, where a dotted key (``sf_args.with_wandb=true``) sets a
+    nested value and leaves the rest of that mapping as it was."""
+    out = dict(base)
+    for key, value in parse_option_pairs(pairs).items():
+        *parents, leaf = key.split(".")
+        target = out
+        for name in parents:
+            child = target.get(name)
+            target[name] = dict(child) if isinstance(child, dict) else {}
+            target = target[name]
+        target[leaf] = value
+    return out
+
+
 def load_yaml_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     try:
@@ -59,7 +74,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--method", help="exploration method (`llmexplore methods`)")
     p.add_argument("--task", help="task name (`llmexplore envs`)")
     p.add_argument("--seed", type=int)
-    p.add_argument("--steps", type=int, help="env-step budget (default: the task's published budget)")
+    p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
+                                   "default when it takes under a day here; otherwise --steps is required)")
     p.add_argument("--out", required=True, help="run directory (created; rerunning resumes)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
     p.add_argument("--ext-coef", type=float, help="extrinsic reward coefficient c_ext")
@@ -90,12 +106,13 @@ def _run(p: argparse.ArgumentParser) -> Handler:
             data["int_coef"] = args.int_coef
         for field, pairs in (("method_options", args.option), ("train", args.train), ("lm", args.lm)):
             if pairs:
-                data[field] = {**data.get(field, {}), **parse_option_pairs(pairs)}
+                data[field] = merge_option_pairs(data.get(field, {}), pairs)
         if args.parent:
             data["parent"] = {"run_dir": args.parent, "reset": args.reset}
         missing = [k for k in ("method", "task") if k not in data]
         if missing:
             raise ConfigError(f"missing {' and '.join('--' + m for m in missing)}")
+        data["steps"] = _budget(data)
         record = run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet)
         print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
                           "steps_per_second": record.steps_per_second, record.metric:
@@ -105,13 +122,29 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     return handle
 
 
+def _budget(data: dict[str, Any]) -> Any:
+    """The run's env-step budget from --steps or the spec file; the published one only when it is short here
+    or asked for by name."""
+    from llmexplore.benchmarks.budget import default_budget_or_error, parse_steps
+    from llmexplore.envs import get_task
+
+    try:
+        task = get_task(str(data["task"]))
+    except ConfigError:
+        return data.get("steps")  # the spec check names the unknown task with every other problem
+    steps = parse_steps(data.get("steps"), task)
+    if steps is not None:
+        return steps
+    return default_budget_or_error(task, int((data.get("train") or {}).get("num_workers", 1) or 1))
+
+
 # -- listings --------------------------------------------------------------------------------
 @command("envs", "list tasks with their observation keys and default budgets")
 def _envs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--json", action="store_true")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.envs import list_tasks, make_adapter
+        from llmexplore.envs import GYM_IDS, list_tasks, make_adapter
 
         rows = []
         for task in list_tasks():
@@ -119,13 +152,15 @@ def _envs(p: argparse.ArgumentParser) -> Handler:
                 keys = list(make_adapter(task).obs_keys)
             except UserError as exc:
                 keys = [f"unavailable: {exc.message}"]
-            rows.append({"task": task.name, "budget": task.default_budget, "c_ext": task.default_ext_coef,
+            rows.append({"task": task.name, "gym_id": GYM_IDS[task.name], "budget": task.default_budget,
+                         "c_ext": task.default_ext_coef,
                          "reward_free": task.reward_free, "obs_keys": keys, "description": task.description})
         if args.json:
             print(json.dumps(rows, indent=2))
         else:
-            _table(["task", "budget", "c_ext", "observation keys", "description"],
-                   [[r["task"], f"{r['budget']:,}", r["c_ext"], ", ".join(r["obs_keys"]), r["description"]] for r in rows])
+            _table(["task", "gymnasium id", "budget", "c_ext", "observation keys", "description"],
+                   [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"], ", ".join(r["obs_keys"]),
+                     r["description"]] for r in rows])
         return 0
 
     return handle
@@ -164,6 +199,12 @@ def _schema(p: argparse.ArgumentParser) -> Handler:
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> None:
+    """A rich table on a terminal; elsewhere (a pipe, a file) a Markdown table with every row whole."""
+    if not sys.stdout.isatty():
+        from tabulate import tabulate
+
+        print(tabulate([[str(c) for c in row] for row in rows], headers=header, tablefmt="github"))
+        return
     from rich.console import Console
     from rich.table import Table
 
@@ -173,18 +214,37 @@ def _table(header: list[str], rows: list[list[Any]]) -> None:
     Console().print(table)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="llmexplore", description="LM-guided exploration benchmark suite")
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows each option's default (when it has one worth showing) and keeps descriptions' line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "(default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action) or text
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the chosen sub-command's arguments are set up, since setting one up may import
+    heavy modules (its choices come from them) and the rest only need their name and help line."""
+    from llmexplore import __version__
+
+    parser = argparse.ArgumentParser(prog="llmexplore", description="LM-guided exploration benchmark suite",
+                                     formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = words[0] if words and words[0] in {name for name, *_ in _COMMANDS} else None
     for name, help_text, setup, _ in _COMMANDS:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(_handler=setup(p))
+        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
+        if name == chosen:
+            p.set_defaults(_handler=setup(p))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     _load_command_modules()
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return args._handler(args)

@@ -72,9 +72,9 @@ def sf_argv(settings: RunSettings, train: TrainConfig, budget: int) -> list[str]
         "keep_checkpoints": 2,
         "decorrelate_envs_on_one_worker": False,
         "decorrelate_experience_max_seconds": 0,
-        "with_wandb": False,
+        "with_wandb": False,  # W&B is started by llmexplore (agents/wandb_run.py), not sample-factory
     }
-    args.update(train.sf_args)
+    args.update({k: v for k, v in train.sf_args.items() if k != "with_wandb"})
     return [f"--{key}={value}" for key, value in args.items()]
 
 
@@ -163,10 +163,20 @@ def train(
         if report.get("parent"):
             sink.on_parent(report["parent"])
 
+    def trained_steps() -> int:
+        """The learner's count after the iteration that just ended. sample-factory's runner hears of it
+        only after this point (its own budget check trails by one batch); in serial mode the learner is
+        here to ask, otherwise the iteration added one batch."""
+        worker = runner.learners.get(0) if train_config.serial else None
+        learner = getattr(worker, "learner", None)
+        return int(learner.env_steps) if learner is not None else learner_steps() + cfg.batch_size
+
     class Progress(AlgoObserver):
         def on_training_step(self, runner_, training_iteration_since_resume: int) -> None:
             elapsed = max(time.time() - started, 1e-6)
             sink.on_progress(learner_steps(), (learner_steps() - resume_env_steps) / elapsed)
+            if trained_steps() >= budget:  # stop on the batch that reaches the budget, not one later
+                runner_._stop_training()
 
     runner.register_observer(Progress())
     runner.register_observer(stop_requests.stop_observer())  # Ctrl-C / SIGTERM: checkpoint, then stop

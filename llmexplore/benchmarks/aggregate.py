@@ -112,6 +112,23 @@ def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def scores_table(runs: list[Run]) -> pd.DataFrame:
+    """One row per run: its identity, budget, and every final metric (columns are the union over runs)."""
+    rows = []
+    for run in sorted(runs, key=lambda r: (r.task, r.label, r.seed)):
+        record = run.record
+        rows.append({
+            "method": run.label, "method_name": record.spec["method"], "task": run.task, "seed": run.seed,
+            "budget": record.budget, "env_steps": record.env_steps, "metric": record.metric,
+            "metric_value": run.value(record.metric), "normalized": normalized(run),
+            "wall_seconds": record.wall_seconds, "run_dir": str(run.path),
+            **{k: float(v) for k, v in sorted(record.final_metrics.items())},
+        })
+    fixed = ["method", "method_name", "task", "seed", "budget", "env_steps", "metric", "metric_value",
+             "normalized", "wall_seconds", "run_dir"]
+    return pd.DataFrame(rows, columns=fixed + sorted({k for r in rows for k in r} - set(fixed)))
+
+
 def normalized(run: Run) -> float | None:
     entry = NORMALIZATION.get((run.family, run.record.metric))
     if entry is None:

@@ -23,9 +23,11 @@ from llmexplore.agents.checkpoints import (
     remove_partial_saves,
 )
 from llmexplore.atomic import JsonlAppender, read_jsonl, rewrite_jsonl
+from llmexplore.benchmarks.budget import overshoot_note
 from llmexplore.benchmarks.progress import ProgressView
 from llmexplore.benchmarks.run_lock import RunFolderLock
 from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
+from llmexplore.benchmarks.run_board import RunBoard
 from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, resolve
 from llmexplore.errors import ConfigError, UserError
 
@@ -33,7 +35,7 @@ CURVE_BINS = 20
 HEARTBEAT_SEC = 10.0
 #: fields that may change between a run and its resumption without making it another run
 _OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial"),
-                ("train", "torch_threads"), ("train", "metrics_every_steps")}
+                ("train", "torch_threads"), ("train", "metrics_every_steps"), ("train", "wandb")}
 
 
 def utc_now() -> str:
@@ -48,8 +50,9 @@ class CellSink:
     """Receives training events: appends episodes and metrics to the run's files."""
 
     def __init__(self, run_dir: Path, files: RunFiles, view: ProgressView, heartbeat: Callable[[int], None],
-                 start_steps: int = 0):
+                 start_steps: int = 0, board: RunBoard | None = None):
         self.heartbeat = heartbeat
+        self.board = board
         self._last_beat = time.time()
         self._start_steps = start_steps
         self._stepped = False
@@ -63,14 +66,20 @@ class CellSink:
     def on_episode(self, row: dict[str, Any]) -> None:
         self.episodes.write(row)
         self.view.episode_return(float(row.get("return", 0.0)))
+        if self.board is not None:
+            self.board.episode(row)
 
     def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
         for value in returns:
             self.intrinsic.write({"env_steps": env_steps, "intrinsic_return": value})
+        if self.board is not None:
+            self.board.intrinsic_returns(env_steps, returns)
 
     def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
         self.last_metrics = metrics
         self.metrics_file.write({"env_steps": env_steps, **metrics})
+        if self.board is not None:
+            self.board.metrics(env_steps, metrics)
 
     def on_parent(self, report: dict[str, Any]) -> None:
         self.parent = report
@@ -88,6 +97,8 @@ class CellSink:
     def close(self) -> None:
         for appender in (self.episodes, self.intrinsic, self.metrics_file):
             appender.close()
+        if self.board is not None:
+            self.board.close()
         self.view.close()
 
 
@@ -133,14 +144,21 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
 
     heartbeat(resume_steps)
     view = ProgressView(cell_id(resolved), resolved.budget, start=resume_steps, enabled=not quiet)
-    sink = CellSink(run_dir, files, view, heartbeat, start_steps=resume_steps)
+    sink = CellSink(run_dir, files, view, heartbeat, start_steps=resume_steps,
+                    board=RunBoard(run_dir, resolved.adapter))
+    wandb_run = None
     try:
         from llmexplore.agents.training import train
+        from llmexplore.agents.wandb_run import start_wandb, uses_wandb
 
+        if uses_wandb(resolved.train):  # before sample-factory's TensorBoard writers, so W&B syncs them
+            wandb_run = start_wandb(run_dir, resolved.task.name, resolved.label, resolved.spec.seed,
+                                    resolved.resolved_dict(), quiet=quiet)
         result = train(resolved.settings(run_dir), resolved.train, resolved.budget, sink,
                        resume_env_steps=resume_steps, quiet=True)
     except BaseException as exc:
         sink.close()
+        _finish_wandb(wandb_run, failed=True)
         record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         record.error = {"message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=20),
                         "log_tail": log_tail(run_dir / files.sf_log)}
@@ -148,6 +166,7 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
         record.write(run_dir)
         raise
     sink.close()
+    _finish_wandb(wandb_run, failed=result.status == "failed")
     record.status = result.status
     if result.status == "failed":
         record.error = {"message": "sample-factory reported a failure", "log_tail": log_tail(run_dir / files.sf_log)}
@@ -155,6 +174,13 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
     _finalize(record, resolved, run_dir, files, sink)
     record.write(run_dir)
     return record
+
+
+def _finish_wandb(run: Any, failed: bool) -> None:
+    if run is not None:
+        from llmexplore.agents.wandb_run import finish_wandb
+
+        finish_wandb(run, failed)
 
 
 def ensure_writable(run_dir: Path) -> None:
@@ -290,6 +316,7 @@ def _finalize(record: RunRecord, resolved: ResolvedRun, run_dir: Path, files: Ru
         record.final_metrics["intrinsic_return"] = float(np.mean(returns[-(adapter.final_window or len(returns)):]))
     record.curve = learning_curve(adapter, episodes, intrinsic, resolved.budget)
     record.method_metrics = dict(sink.last_metrics)
+    record.overshoot = overshoot_note(resolved.budget, record.env_steps, resolved.train.batch_size)
     record.files.checkpoints = [str(p.relative_to(run_dir)) for p in list_checkpoints(run_dir)]
     if sink.parent is not None or resolved.parent_checkpoint:
         record.parent = {"run_dir": resolved.spec.parent.run_dir, "checkpoint": resolved.parent_checkpoint,

@@ -34,6 +34,21 @@ def make_backend(name: str, jobs: int | None, options: dict[str, Any], grid=None
     return getattr(importlib.import_module(module), cls)(jobs=jobs, **merged)
 
 
+def build_leaderboard_reporting(*args: Any, **kwargs: Any) -> dict[str, Path]:
+    """build_leaderboard, its warnings (e.g. cells with one seed) printed as one plain line each."""
+    import warnings
+
+    from llmexplore.benchmarks.leaderboard import build_leaderboard
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        files = build_leaderboard(*args, **kwargs)
+    for warning in caught:
+        if issubclass(warning.category, UserWarning):
+            print(f"warning: {warning.message}", file=sys.stderr)
+    return files
+
+
 def _stop_on_sigint_or_sigterm() -> None:
     """A grid driver stopped with SIGTERM (kill, a scheduler, a closing session) cancels its cells as
     on Ctrl-C, so no job or process outlives it. SIGINT is set too: a process started in the
@@ -61,7 +76,6 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.benchmarks.grid import load_grid
-        from llmexplore.benchmarks.leaderboard import build_leaderboard
         from llmexplore.benchmarks.runners import GridRunner, GridView
 
         if args.jobs is not None and args.jobs < 1:
@@ -95,8 +109,8 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
         for cell in failed:
             print(f"FAILED {cell['id']}: {cell['error']}\n  log: {cell['run_dir']}/cell.log", file=sys.stderr)
         if not args.no_leaderboard:
-            files = build_leaderboard(grid.out_dir / "runs", grid.out_dir / "leaderboard", title=grid.name)
-            print(f"leaderboard: {files['markdown']} (also {files['html'].name}, .csv, .tex, plots)")
+            files = build_leaderboard_reporting(grid.out_dir / "runs", grid.out_dir / "leaderboard", title=grid.name)
+            print(f"leaderboard: {files['markdown']} (also {files['html'].name}, .csv, .tex, scores.csv, plots)")
         print(json.dumps({"grid": grid.name, "counts": summary["counts"], "results": str(grid.out_dir)}))
         return 1 if failed else 0
 
@@ -111,16 +125,14 @@ def _leaderboard(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.benchmarks.leaderboard import build_leaderboard
-
         from llmexplore.atomic import require_output_dir
 
         runs = Path(args.runs)
         if not runs.is_dir():
             raise ConfigError(f"{runs} is not a folder")
         require_output_dir(args.out or runs / "leaderboard")
-        files = build_leaderboard(runs, Path(args.out) if args.out else runs / "leaderboard", title=args.title,
-                                  reps=args.bootstrap)
+        files = build_leaderboard_reporting(runs, Path(args.out) if args.out else runs / "leaderboard",
+                                            title=args.title, reps=args.bootstrap)
         for kind, path in files.items():
             print(f"{kind}: {path}")
         return 0

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import html
+import json
 import math
+import re
+import warnings
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,12 +24,24 @@ from llmexplore.benchmarks.aggregate import (
     collect,
     crafter_achievement_table,
     per_task_table,
+    scores_table,
 )
-from llmexplore.benchmarks.plots import plot_achievements, plot_curves
+from llmexplore.benchmarks.comparisons import improvement_table, profile_curves
+from llmexplore.benchmarks.plots import plot_achievements, plot_curves, plot_profiles
+from llmexplore.benchmarks.stats import interval_meaning
 from llmexplore.errors import DataError
 
-
 EXTRA_NAMES = {name for names in EXTRA_COLUMNS.values() for name in names}
+#: below this many seeds a cell is marked and its interval explained (Agarwal et al. 2021)
+FEW_SEEDS = 5
+FEW_MARK = "†"
+#: above every published table: its ± is the spread its source reports, named in the column
+PUBLISHED_NOTE = ("Published results (not run here; their ± is the spread the source reports, named in the column: "
+                  "s.d. is a standard deviation over seeds, not a standard error):")
+
+
+class FewSeedsWarning(UserWarning):
+    """A leaderboard cell whose uncertainty cannot be estimated from its seeds."""
 
 
 def _num(x: Any, digits: int = 2) -> str:
@@ -39,7 +55,21 @@ def _pm(mean: float, se: float, digits: int = 2) -> str:
 
 
 def _ci(point: float, low: float, high: float, digits: int = 2) -> str:
+    if isinstance(low, float) and math.isnan(low):
+        return f"{_num(point, digits)} (no interval)"
     return f"{_num(point, digits)} [{_num(low, digits)}, {_num(high, digits)}]"
+
+
+def _seeds(n: int) -> str:
+    return f"{n}{FEW_MARK}" if n < FEW_SEEDS else str(n)
+
+
+def seed_notes(counts: list[int]) -> list[str]:
+    """One note per distinct seed count under FEW_SEEDS in a table."""
+    few = sorted({int(n) for n in counts if n < FEW_SEEDS})
+    if not few:
+        return []
+    return [f"{FEW_MARK} fewer than {FEW_SEEDS} seeds. " + " ".join(interval_meaning(n) for n in few)]
 
 
 def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
@@ -47,7 +77,7 @@ def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
     metric = task_rows["metric"].iloc[0]
     out = pd.DataFrame({
         "method": task_rows["label"],
-        "seeds": task_rows["seeds"],
+        "seeds": [_seeds(n) for n in task_rows["seeds"]],
         "budget": [_num(b, 0) if isinstance(b, (int, float)) else b for b in task_rows["budget"]],
         f"{metric} (mean ± s.e.)": [_pm(m, s) for m, s in zip(task_rows["mean"], task_rows["se"])],
         f"{metric} IQM [95% CI]": [_ci(p, lo, hi) for p, lo, hi in zip(task_rows["iqm"], task_rows["iqm_low"], task_rows["iqm_high"])],
@@ -73,6 +103,21 @@ def reference_display(task: str) -> tuple[pd.DataFrame, str] | None:
     return df, ref["source"]
 
 
+def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
+    """P(X > Y) per pair of labels; 0.5 means neither tends to beat the other."""
+    return pd.DataFrame({
+        "X": table["x"], "Y": table["y"],
+        "runs X / Y": [f"{a} / {b}" for a, b in zip(table["x_runs"], table["y_runs"])],
+        "P(X > Y) [95% CI]": [_ci(p, lo, hi) for p, lo, hi in zip(table["p_improvement"], table["low"], table["high"])],
+    })
+
+
+IMPROVEMENT_NOTE = ("P(X > Y): the chance that a run of X scores above a run of Y on the same task (all pairs of "
+                    "runs, ties count half; the Mann-Whitney U statistic over the number of pairs), averaged over "
+                    "tasks; 0.5 means no tendency either way. The 95% interval resamples the runs of X and of Y "
+                    "within each task (Agarwal et al. 2021).")
+
+
 def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | None = None,
                       reps: int = 2000) -> dict[str, Path]:
     """Write every leaderboard file for the runs under ``runs_dir``; return their paths."""
@@ -85,35 +130,84 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     per_task = per_task_table(found.runs, reps=reps)
     aggregate = aggregate_table(found.runs, reps=reps)
     achievements = crafter_achievement_table(found.runs)
+    tasks = sorted(per_task["task"].unique()) if not per_task.empty else []
+    board = Board(title, found, per_task, aggregate, achievements, tasks,
+                  improvements={task: improvement_table(found.runs, task, reps=reps) for task in tasks})
+    if not aggregate.empty and aggregate["tasks"].max() > 1:
+        board.improvements[None] = improvement_table(found.runs, None, reps=reps)
+    _warn_single_seeds(per_task)
     files: dict[str, Path] = {}
 
-    images: dict[str, list[Path]] = {}
-    tasks = sorted(per_task["task"].unique()) if not per_task.empty else []
     for task in tasks:
         metric = per_task[per_task["task"] == task]["metric"].iloc[0]
         safe = task.replace(":", "-")
         paths = [plot_curves(found.runs, task, metric, out_dir / f"curves_{safe}.png"),
+                 plot_profiles(profile_curves(found.runs, task, reps=reps), f"{task}: performance profile "
+                               "(95% bootstrap band)", metric, out_dir / f"profile_{safe}.png"),
                  plot_achievements(achievements, task, out_dir / f"achievements_{safe}.png")]
-        images[task] = [p for p in paths if p is not None]
+        board.images[task] = [p for p in paths if p is not None]
+    if None in board.improvements:
+        path = plot_profiles(profile_curves(found.runs, None, reps=reps), "All tasks: performance profile of "
+                             "normalised scores (95% bootstrap band)", "normalised score", out_dir / "profile_all.png")
+        board.images[None] = [path] if path else []
 
+    scores = scores_table(found.runs)
+    files["scores_csv"] = out_dir / "scores.csv"
+    atomic_write_text(files["scores_csv"], scores.to_csv(index=False))
+    files["scores_json"] = out_dir / "scores.json"
+    atomic_write_text(files["scores_json"], _scores_json(scores))
     files["markdown"] = out_dir / "leaderboard.md"
-    atomic_write_text(files["markdown"], _markdown(title, found, per_task, aggregate, achievements, images, tasks))
+    atomic_write_text(files["markdown"], _markdown(board))
     files["csv"] = out_dir / "leaderboard.csv"
     atomic_write_text(files["csv"], _csv(per_task, tasks))
     files["latex"] = out_dir / "leaderboard.tex"
-    atomic_write_text(files["latex"], _latex(per_task, aggregate, tasks))
+    atomic_write_text(files["latex"], latex_document_body(board))
     files["html"] = out_dir / "index.html"
-    atomic_write_text(files["html"], _html(title, found, per_task, aggregate, achievements, images, tasks))
+    atomic_write_text(files["html"], _html(board))
     return files
 
 
-def _header(title: str, found: Collection) -> list[str]:
+@dataclass
+class Board:
+    """Everything the leaderboard files show."""
+
+    title: str
+    found: Collection
+    per_task: pd.DataFrame
+    aggregate: pd.DataFrame
+    achievements: pd.DataFrame
+    tasks: list[str]
+    improvements: dict[str | None, pd.DataFrame] = field(default_factory=dict)
+    images: dict[str | None, list[Path]] = field(default_factory=dict)
+
+    @property
+    def has_aggregate(self) -> bool:
+        return not self.aggregate.empty and self.aggregate["tasks"].max() > 1
+
+
+def _warn_single_seeds(per_task: pd.DataFrame) -> None:
+    single = per_task[per_task["seeds"] < 2] if not per_task.empty else per_task
+    if len(single):
+        cells = ", ".join(f"{r.label} on {r.task}" for r in single.itertuples())
+        warnings.warn(f"one seed only for {cells}: no confidence interval can be given; run more seeds "
+                      f"(at least {FEW_SEEDS} for a meaningful interval)", FewSeedsWarning, stacklevel=3)
+
+
+def _scores_json(scores: pd.DataFrame) -> str:
+    """The per-run scores as a list of objects; missing values are null."""
+    rows = json.loads(scores.to_json(orient="records"))
+    return json.dumps({"schema": "llmexplore.scores", "schema_version": 1, "runs": rows}, indent=1) + "\n"
+
+
+def _header(board: Board) -> list[str]:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return [f"# Leaderboard: {title}", "",
+    found = board.found
+    return [f"# Leaderboard: {board.title}", "",
             f"{len(found.runs)} complete runs ({len(found.incomplete)} incomplete, listed at the end); {stamp}.",
             "Metric columns: mean ± standard error over seeds, and the interquartile mean with a 95% "
-            "stratified-bootstrap confidence interval. Published results appear in separate tables, "
-            "never mixed with runs made here.", ""]
+            f"stratified-bootstrap confidence interval; cells with fewer than {FEW_SEEDS} seeds are marked "
+            f"{FEW_MARK}. Published results appear in separate tables, never mixed with runs made here. "
+            "Per-run values: scores.csv and scores.json.", ""]
 
 
 def _aggregate_notes(aggregate: pd.DataFrame) -> list[str]:
@@ -138,27 +232,69 @@ def _achievements_display(achievements: pd.DataFrame, task: str) -> pd.DataFrame
     return rows.map(lambda v: _num(v, 1) if isinstance(v, float) else str(v))
 
 
-def _markdown(title, found, per_task, aggregate, achievements, images, tasks) -> str:
-    lines = _header(title, found)
-    if not aggregate.empty and aggregate["tasks"].max() > 1:
-        lines += ["## Aggregate across tasks", "", _aggregate_display(aggregate).to_markdown(index=False), ""]
-        lines += [f"_{n}_" for n in _aggregate_notes(aggregate)] + [""]
-    for task in tasks:
-        rows = per_task[per_task["task"] == task]
-        lines += [f"## {task}", "", task_display(rows).to_markdown(index=False), ""]
+def _sections(board: Board) -> list[tuple[str, list[tuple[str, Any]]]]:
+    """The leaderboard's content in order, independent of the output format.
+
+    Each section is (heading, parts); a part is ("table", (DataFrame, caption, label, show_index)),
+    ("note", text), ("reference", (DataFrame, source, label)) or ("image", Path).
+    """
+    out: list[tuple[str, list[tuple[str, Any]]]] = []
+    if board.has_aggregate:
+        parts: list[tuple[str, Any]] = [("table", (_aggregate_display(board.aggregate),
+                                                   "Normalised IQM across tasks (95% stratified-bootstrap CI).",
+                                                   "tab:aggregate", False))]
+        parts += [("note", n) for n in _aggregate_notes(board.aggregate)]
+        parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:improvement-all")
+        parts += [("image", p) for p in board.images.get(None, [])]
+        out.append(("Aggregate across tasks", parts))
+    for task in board.tasks:
+        rows = board.per_task[board.per_task["task"] == task]
+        safe = _label_key(task)
+        parts = [("table", (task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds and "
+                            "IQM with a 95% stratified-bootstrap CI.", f"tab:{safe}", False))]
+        parts += [("note", n) for n in seed_notes(list(rows["seeds"]))]
+        parts += _improvement_parts(board.improvements.get(task), task, f"tab:improvement-{safe}")
         ref = reference_display(task)
         if ref:
-            df, source = ref
-            lines += ["Published results (not run here; their ± is the spread the source reports, named in the "
-                      "column: s.d. is a standard deviation over seeds, not a standard error):", "",
-                      df.to_markdown(index=False), "", f"_Source: {source}._", ""]
-        if task.startswith("crafter:") and not achievements.empty:
-            lines += ["Achievement success rates (% of training episodes within the budget):", "",
-                      _achievements_display(achievements, task).to_markdown(), ""]
-        for image in images.get(task, []):
-            lines += [f"![{image.stem}]({image.name})", ""]
-    if found.incomplete:
-        lines += ["## Incomplete runs", "", pd.DataFrame(found.incomplete).to_markdown(index=False), ""]
+            parts.append(("reference", (ref[0], ref[1], f"tab:published-{safe}")))
+        if task.startswith("crafter:") and not board.achievements.empty:
+            parts.append(("table", (_achievements_display(board.achievements, task),
+                                    f"{task}: achievement success rates (% of training episodes within the budget).",
+                                    f"tab:achievements-{safe}", True)))
+        parts += [("image", p) for p in board.images.get(task, [])]
+        out.append((task, parts))
+    return out
+
+
+def _improvement_parts(table: pd.DataFrame | None, where: str, label: str) -> list[tuple[str, Any]]:
+    if table is None or table.empty:
+        return []
+    return [("table", (improvement_display(table), f"Probability of improvement, {where}.", label, False)),
+            ("note", IMPROVEMENT_NOTE)]
+
+
+def _label_key(task: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in task)
+
+
+def _markdown(board: Board) -> str:
+    lines = _header(board)
+    for heading, parts in _sections(board):
+        lines += [f"## {heading}", ""]
+        for kind, item in parts:
+            if kind == "table":
+                df, caption, _, index = item
+                lines += [caption, "", df.to_markdown(index=index), ""]
+            elif kind == "note":
+                lines += [f"_{item}_", ""]
+            elif kind == "reference":
+                df, source, _ = item
+                lines += [PUBLISHED_NOTE, "", df.to_markdown(index=False), "",
+                          f"_Source: {source}._", ""]
+            elif kind == "image":
+                lines += [f"![{item.stem}]({item.name})", ""]
+    if board.found.incomplete:
+        lines += ["## Incomplete runs", "", pd.DataFrame(board.found.incomplete).to_markdown(index=False), ""]
     return "\n".join(lines)
 
 
@@ -172,60 +308,106 @@ def _csv(per_task: pd.DataFrame, tasks: list[str]) -> str:
         for row in (ref or {}).get("rows", []):
             refs.append({"kind": "published", "task": task, "label": row["label"], "metric": ref["metric"],
                          "budget": ref["budget"], "mean": row["mean"], "se": float("nan"), "spread": row["spread"],
-                         "spread_kind": ref["spread"], "source": ref["source"]})
+                         "spread_kind": ref["spread"],
+                         "source": ref["source"]})
     return pd.concat([runs, pd.DataFrame(refs)], ignore_index=True).to_csv(index=False)
 
 
-def _latex_escape(text: str) -> str:
+def latex_escape(text: str) -> str:
+    """Text for a LaTeX cell: special characters escaped, a leading minus typeset as a minus sign."""
     for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
-                 ("±", r"$\pm$"), ("–", "--")):
+                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        text = text.replace(a, b)
+    text = re.sub(r"(?<![\w.])-(?=\d)", "$-$", text)  # a negative number, not a word's hyphen or a range
+    for a, b in (("->", r"$\to$"), ("±", r"$\pm$"), ("–", "--"), ("†", r"\textsuperscript{\dag}"), (">", r"$>$"), ("<", r"$<$")):
         text = text.replace(a, b)
     return text
 
 
-def _latex_table(df: pd.DataFrame, caption: str) -> str:
+def latex_table(df: pd.DataFrame, caption: str, label: str, index: bool = False) -> str:
+    """A booktabs table scaled to the line width (``\\resizebox``), with a caption and a label."""
+    if index:
+        df = df.reset_index().rename(columns={"index": ""})
     cols = "l" + "r" * (len(df.columns) - 1)
-    head = " & ".join(_latex_escape(str(c)) for c in df.columns)
-    body = "\n".join(" & ".join(_latex_escape(str(v)) for v in row) + r" \\" for row in df.itertuples(index=False))
-    return "\n".join([r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
-                      head + r" \\", r"\midrule", body, r"\bottomrule", r"\end{tabular}",
-                      rf"\caption{{{_latex_escape(caption)}}}", r"\end{table}", ""])
+    head = " & ".join(latex_escape(str(c)) for c in df.columns)
+    body = "\n".join(" & ".join(latex_escape(str(v)) for v in row) + r" \\" for row in df.itertuples(index=False))
+    return "\n".join([r"\begin{table}[t]", r"\centering", r"\small",
+                      rf"\caption{{{latex_escape(caption)}}}", rf"\label{{{label}}}",
+                      r"\resizebox{\linewidth}{!}{%", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
+                      head + r" \\", r"\midrule", body, r"\bottomrule", r"\end{tabular}}", r"\end{table}", ""])
 
 
-def _latex(per_task, aggregate, tasks) -> str:
-    parts = ["% Generated by `llmexplore leaderboard`; needs \\usepackage{booktabs}.", ""]
-    if not aggregate.empty and aggregate["tasks"].max() > 1:
-        parts.append(_latex_table(_aggregate_display(aggregate), "Normalised IQM across tasks (95% CI)."))
-    for task in tasks:
-        rows = per_task[per_task["task"] == task]
-        parts.append(_latex_table(task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds."))
+#: a wider LaTeX table is split into parts that share the first column, so no part shrinks much
+MAX_LATEX_COLUMNS = 6
+
+
+def latex_tables(df: pd.DataFrame, caption: str, label: str, index: bool = False) -> list[str]:
+    """One table, or several of at most MAX_LATEX_COLUMNS columns (labels ``<label>``, ``<label>-2``, ...)."""
+    if index:
+        df = df.reset_index().rename(columns={"index": ""})
+    rest = list(df.columns[1:])
+    step = MAX_LATEX_COLUMNS - 1
+    chunks = [rest[i:i + step] for i in range(0, len(rest), step)] or [[]]
+    out = []
+    for number, chunk in enumerate(chunks, start=1):
+        part = df[[df.columns[0], *chunk]]
+        if len(chunks) == 1:
+            out.append(latex_table(part, caption, label))
+        else:
+            suffix = "" if number == 1 else f"-{number}"
+            out.append(latex_table(part, f"{caption} (part {number} of {len(chunks)})", label + suffix))
+    return out
+
+
+def latex_document_body(board: Board) -> str:
+    """Every table of the leaderboard; needs \\usepackage{booktabs} and \\usepackage{graphicx}."""
+    parts = ["% Generated by `llmexplore leaderboard`; needs \\usepackage{booktabs} and \\usepackage{graphicx}.",
+             "% Each table is scaled to \\linewidth: in a two-column layout use table* for the wide ones.", ""]
+    for _, section in _sections(board):
+        pending: list[Any] = []  # the last table, held until the notes that follow it join its caption
+        for kind, item in section + [("end", None)]:
+            if kind == "note" and pending:
+                df, caption, label, index = pending
+                pending = [df, f"{caption} {item}", label, index]
+                continue
+            if pending:
+                parts.extend(latex_tables(*pending))
+                pending = []
+            if kind == "table":
+                pending = list(item)
+            elif kind == "reference":
+                df, source, label = item
+                parts.extend(latex_tables(df, f"Published results (not run here). Source: {source}.", label))
     return "\n".join(parts)
 
 
-def _html(title, found, per_task, aggregate, achievements, images, tasks) -> str:
+def _html(board: Board) -> str:
     esc = html.escape
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(board.title)}</title>",
              "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse;"
              "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}"
-             "td:first-child{text-align:left}.ref{color:#555}img{max-width:100%}</style></head><body>",
-             f"<h1>Leaderboard: {esc(title)}</h1>",
-             f"<p>{len(found.runs)} complete runs, {len(found.incomplete)} incomplete. Mean ± s.e. over seeds; "
-             "IQM with a 95% stratified-bootstrap CI. Published results are in separate, grey tables.</p>"]
-    if not aggregate.empty and aggregate["tasks"].max() > 1:
-        parts += ["<h2>Aggregate across tasks</h2>", _aggregate_display(aggregate).to_html(index=False)]
-    for task in tasks:
-        rows = per_task[per_task["task"] == task]
-        parts += [f"<h2>{esc(task)}</h2>", task_display(rows).to_html(index=False)]
-        ref = reference_display(task)
-        if ref:
-            df, source = ref
-            parts += ["<div class='ref'><p>Published results (not run here):</p>", df.to_html(index=False),
-                      f"<p><em>Source: {esc(source)}</em></p></div>"]
-        if task.startswith("crafter:") and not achievements.empty:
-            parts += ["<p>Achievement success rates (%):</p>", _achievements_display(achievements, task).to_html()]
-        for image in images.get(task, []):
-            parts.append(f"<p><img src='{esc(image.name)}' alt='{esc(image.stem)}'></p>")
-    if found.incomplete:
-        parts += ["<h2>Incomplete runs</h2>", pd.DataFrame(found.incomplete).to_html(index=False)]
+             "td:first-child{text-align:left}.ref{color:#555}.note{color:#444;font-size:90%}"
+             "img{max-width:100%}</style></head><body>",
+             f"<h1>Leaderboard: {esc(board.title)}</h1>",
+             f"<p>{len(board.found.runs)} complete runs, {len(board.found.incomplete)} incomplete. Mean ± s.e. over "
+             f"seeds; IQM with a 95% stratified-bootstrap CI; cells with fewer than {FEW_SEEDS} seeds are marked "
+             f"{FEW_MARK}. Published results are in separate, grey tables. Per-run values: "
+             "<a href='scores.csv'>scores.csv</a>, <a href='scores.json'>scores.json</a>.</p>"]
+    for heading, section in _sections(board):
+        parts.append(f"<h2>{esc(heading)}</h2>")
+        for kind, item in section:
+            if kind == "table":
+                df, caption, _, index = item
+                parts += [f"<p>{esc(caption)}</p>", df.to_html(index=index)]
+            elif kind == "note":
+                parts.append(f"<p class='note'><em>{esc(item)}</em></p>")
+            elif kind == "reference":
+                df, source, _ = item
+                parts += [f"<div class='ref'><p>{esc(PUBLISHED_NOTE)}</p>", df.to_html(index=False),
+                          f"<p><em>Source: {esc(source)}</em></p></div>"]
+            elif kind == "image":
+                parts.append(f"<p><img src='{esc(item.name)}' alt='{esc(item.stem)}'></p>")
+    if board.found.incomplete:
+        parts += ["<h2>Incomplete runs</h2>", pd.DataFrame(board.found.incomplete).to_html(index=False)]
     parts.append("</body></html>")
     return "\n".join(parts)

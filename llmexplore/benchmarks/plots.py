@@ -62,3 +62,24 @@ def plot_achievements(table: pd.DataFrame, task: str, path: Path) -> Path | None
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def plot_profiles(curves: dict[str, pd.DataFrame], title: str, xlabel: str, path: Path) -> Path | None:
+    """Performance profiles: fraction of runs above each threshold, with the bootstrap band where there is one."""
+    if not curves:
+        return None
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for label, df in curves.items():
+        line, = ax.plot(df["threshold"], df["fraction"], label=label)
+        if df["low"].notna().all():
+            ax.fill_between(df["threshold"], df["low"], df["high"], color=line.get_color(), alpha=0.2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of runs with score > threshold")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,7 +1,8 @@
 """The run record: one versioned JSON file per cell, written atomically.
 
 Readers check ``schema_version``; a record from a newer schema is refused rather than
-misread. ``llmexplore schema`` prints the JSON Schema.
+misread. ``llmexplore schema`` prints the JSON Schema. Version 2 added ``overshoot``
+(version-1 records read as before, with none).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from llmexplore.atomic import atomic_write_json, json_kind
 from llmexplore.errors import DataError
 
 SCHEMA_NAME = "llmexplore.run"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RECORD_FILE = "run.json"
 
 Status = Literal["running", "complete", "interrupted", "failed"]
@@ -69,6 +70,8 @@ class RunRecord(BaseModel):
     finished_at: str | None = None
     budget: int
     env_steps: int
+    overshoot: dict[str, Any] | None = Field(
+        None, description="env steps trained past the budget, the batch size, and why (see benchmarks/budget.py)")
     wall_seconds: float
     steps_per_second: float | None
     sessions: list[Session] = Field(default_factory=list)

@@ -27,10 +27,12 @@ from llmexplore.envs.registry import (
 
 __all__ = [
     "EPISODE_STATS_KEY",
+    "GYM_IDS",
     "EnvAdapter",
     "TaskSpec",
     "adapter_class",
     "get_task",
+    "gym_id",
     "list_tasks",
     "make_adapter",
     "register_family",
@@ -139,3 +141,8 @@ for _short, _scene in _housekeep_scenes.SHORT_NAMES.items():
 for _split in _housekeep_scenes.SPLITS:
     _register_housekeep(_split, f"tidy a published episode of a random {_split}-split scene (scenes whose episode "
                                 "files are present)", {"split": _split})
+
+from llmexplore.envs.gym_ids import gym_id, register_gym_ids  # noqa: E402
+
+#: task name -> gymnasium id (``gymnasium.make(GYM_IDS["nethack:score"])``)
+GYM_IDS = register_gym_ids(task_names())

@@ -1,24 +1,28 @@
-"""Intrinsic-reward methods and their registry."""
+"""Intrinsic-reward methods and their registry.
 
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
-from llmexplore.methods.registry import (
-    ENTRY_POINT_GROUP,
-    get_method,
-    list_methods,
-    method_names,
-    parse_options,
-    register_method,
-)
+The names below load on first use (PEP 562), so importing a sub-package such as
+``llmexplore.methods.motif.cli`` (a CLI command) does not import torch.
+"""
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "IntrinsicReward",
-    "MethodContext",
-    "MethodOptions",
-    "RewardBatch",
-    "get_method",
-    "list_methods",
-    "method_names",
-    "parse_options",
-    "register_method",
-]
+from __future__ import annotations
+
+from typing import Any
+
+_FROM_BASE = {"IntrinsicReward", "MethodContext", "MethodOptions", "RewardBatch"}
+_FROM_REGISTRY = {"ENTRY_POINT_GROUP", "get_method", "list_methods", "method_names", "parse_options",
+                  "register_method"}
+
+__all__ = ["ENTRY_POINT_GROUP", "IntrinsicReward", "MethodContext", "MethodOptions", "RewardBatch", "get_method",
+           "list_methods", "method_names", "parse_options", "register_method"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_BASE:
+        from llmexplore.methods import base
+
+        return getattr(base, name)
+    if name in _FROM_REGISTRY:
+        from llmexplore.methods import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module 'llmexplore.methods' has no attribute {name!r}")

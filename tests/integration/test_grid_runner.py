@@ -132,3 +132,15 @@ def test_leaderboard_files_and_html_links(tmp_path):
     assert "published" in csv and "Plan2Explore" in csv
     md = (board / "leaderboard.md").read_text()
     assert "Published results (not run here)" in md and "Aggregate across tasks" in md
+    # per-run scores: one row per (method, seed, task), the value of the run's own record
+    import pandas as pd
+
+    scores = pd.read_csv(board / "scores.csv")
+    assert len(scores) == 8 and set(scores["method"]) == {"none", "rnd"}
+    for row in scores.itertuples():
+        record = read_record(row.run_dir)
+        assert record.spec["seed"] == row.seed and record.final_metrics[record.metric] == pytest.approx(row.metric_value)
+    assert len(json.loads((board / "scores.json").read_text())["runs"]) == 8
+    assert "P(X > Y)" in md and "P(X &gt; Y)" in html
+    tex = (board / "leaderboard.tex").read_text()
+    assert "\\label{tab:nethack-score}" in tex and "\\label{tab:improvement-all}" in tex

@@ -1,0 +1,68 @@
+"""Env-step budgets: refuse an unasked-for budget of days, and explain a run's overshoot.
+
+A task's default budget is its published one (NetHack: 2 billion env steps). Leaving out
+``--steps`` on such a task would start weeks of training without a word, so the command
+line asks for an explicit value when the estimate below exceeds a day; ``--steps published``
+runs the published budget knowingly.
+"""
+
+from __future__ import annotations
+
+from llmexplore.envs.base import TaskSpec
+from llmexplore.errors import ConfigError
+
+PUBLISHED = "published"
+DAY_SECONDS = 86_400
+#: env steps/s of one training process on the reference machine (2 CPU cores), measured:
+#: NetHack Score 1,300 (README), Crafter about 400 (configs/crafter.yaml), Housekeep (symbolic) about 1,000
+REFERENCE_STEPS_PER_SECOND = {"nethack": 1_300, "crafter": 400, "housekeep": 1_000}
+
+
+def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
+    """A rough wall time for ``steps`` env steps with ``processes`` rollout processes."""
+    rate = REFERENCE_STEPS_PER_SECOND.get(task.family, 1_000) * max(1, processes)
+    return steps / rate
+
+
+def default_budget_or_error(task: TaskSpec, processes: int = 1) -> int:
+    """The published budget when it fits in a day here; otherwise a ConfigError saying how to choose."""
+    seconds = estimated_seconds(task, task.default_budget, processes)
+    if seconds <= DAY_SECONDS:
+        return task.default_budget
+    rate = REFERENCE_STEPS_PER_SECOND.get(task.family, 1_000) * max(1, processes)
+    raise ConfigError(
+        f"no --steps given: {task.name}'s published budget is {task.default_budget:,} env steps, about "
+        f"{seconds / DAY_SECONDS:,.0f} days at ~{rate:,} env steps/s on a 2-core machine",
+        hint=f"pass --steps N (e.g. --steps 1000000, about {1_000_000 / rate / 60:,.0f} minutes), or "
+             f"--steps {PUBLISHED} to run the published budget",
+    )
+
+
+def parse_steps(value: str | int | None, task: TaskSpec) -> int | None:
+    """``--steps``: a positive integer (``1e6`` and ``1_000_000`` too) or ``published``."""
+    if value is None or isinstance(value, int):
+        return value
+    if value.strip().lower() == PUBLISHED:
+        return task.default_budget
+    try:
+        number = float(value.replace("_", "").replace(",", ""))
+    except ValueError:
+        number = -1.0
+    if number < 1 or number != int(number):
+        raise ConfigError(f"--steps must be a positive whole number of env steps or '{PUBLISHED}', not {value!r}")
+    return int(number)
+
+
+def overshoot_note(budget: int, env_steps: int, batch_size: int) -> dict[str, object] | None:
+    """How far training ran past the budget, and why; None when it stopped on the budget."""
+    extra = env_steps - budget
+    if extra <= 0:
+        return None
+    batches = extra / batch_size
+    why = ("training stops at the end of the batch that reaches the budget (a batch is not cut short), so a run "
+           f"ends up to one batch ({batch_size:,} env steps) past it")
+    if batches > 1:
+        why += (f"; here {batches:.1f} batches, as batches already sampled or in the learner when the budget was "
+                "reached were trained on too")
+    return {"env_steps": extra, "batch_size": batch_size,
+            "why": why + ". Final metrics count only episodes that ended within the budget."}

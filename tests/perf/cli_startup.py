@@ -1,0 +1,48 @@
+"""Start-up time of `llmexplore --help`, `envs` and `methods`: this tree against a baseline tree.
+
+    PYTHONPATH=. python tests/perf/cli_startup.py --baseline /path/to/old/checkout [--repeats 7]
+
+Each command runs in a fresh interpreter, the two trees interleaved so machine load affects both
+alike; prints the median wall time per command and the ratio baseline / this tree. Make a
+baseline tree with e.g. `git archive <commit> | tar -x -C /tmp/base`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+COMMANDS = (["--help"], ["envs"], ["methods"])
+
+
+def once(tree: Path, args: list[str]) -> float:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "llmexplore", *args], env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--baseline", required=True, type=Path)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    print(f"{'command':10} {'baseline s':>10} {'this s':>8} {'ratio':>6}")
+    for command in COMMANDS:
+        base, this = [], []
+        for _ in range(args.repeats):
+            base.append(once(args.baseline, command))
+            this.append(once(REPO, command))
+        b, t = statistics.median(base), statistics.median(this)
+        print(f"{' '.join(command):10} {b:10.2f} {t:8.2f} {b / t:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

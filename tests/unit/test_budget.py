@@ -1,0 +1,46 @@
+"""Budgets: a published budget of days needs an explicit --steps; overshoot notes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from llmexplore.benchmarks.budget import default_budget_or_error, overshoot_note, parse_steps
+from llmexplore.envs import get_task
+from llmexplore.errors import ConfigError
+from tests.conftest import REPO
+
+
+def test_nethack_published_budget_needs_an_explicit_choice():
+    task = get_task("nethack:score")
+    with pytest.raises(ConfigError) as caught:
+        default_budget_or_error(task)
+    message = f"{caught.value} {caught.value.hint}"
+    assert "2,000,000,000" in message and "--steps N" in message and "--steps published" in message
+    assert parse_steps("published", task) == 2_000_000_000
+    assert parse_steps("1e6", task) == 1_000_000 and parse_steps("20_000", task) == 20_000
+    for bad in ("0", "-5", "lots", "1.5"):
+        with pytest.raises(ConfigError, match="--steps must be"):
+            parse_steps(bad, task)
+
+
+def test_crafter_published_budget_fits_in_a_day():
+    assert default_budget_or_error(get_task("crafter:reward")) == 1_000_000
+
+
+def test_run_without_steps_on_nethack_stops_before_any_work(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--method", "none", "--task", "nethack:score",
+                             "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 2 and "published budget is 2,000,000,000" in result.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_overshoot_note():
+    assert overshoot_note(4096, 4096, 512) is None
+    note = overshoot_note(4000, 4096, 512)
+    assert note["env_steps"] == 96 and note["batch_size"] == 512 and "one batch" in note["why"]
+    assert "batches" in overshoot_note(4000, 5120, 512)["why"]
