@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from llmexplore.errors import ConfigError
 
+if TYPE_CHECKING:
+    import torch
+
 CHECKPOINT_GLOB = "checkpoint_p0/checkpoint_*.pth"
 _NAME = re.compile(r"checkpoint_(\d+)_(\d+)\.pth$")
+#: key of our state (task, method, the method's state) inside sample-factory checkpoints
+CHECKPOINT_KEY = "llmexplore"
 
 #: parts of sample-factory's shared-weights actor-critic that fine-tuning can re-initialise
 POLICY_PARTS = {
@@ -55,6 +58,8 @@ def remove_partial_saves(run_dir: str | Path) -> None:
 def load_checkpoint_file(path: str | Path, device: Any = "cpu") -> dict[str, Any]:
     """Our own checkpoints hold numpy scalars, so torch >= 2.6's weights-only load refuses them."""
     try:
+        import torch  # here, not at the top: validating a grid needs this module but not torch
+
         return torch.load(str(path), map_location=device, weights_only=False)
     except FileNotFoundError:
         raise ConfigError(f"checkpoint not found: {path}") from None
@@ -62,7 +67,7 @@ def load_checkpoint_file(path: str | Path, device: Any = "cpu") -> dict[str, Any
         raise ConfigError(f"cannot read checkpoint {path}: {exc}") from exc
 
 
-def reset_policy_parts(actor_critic: torch.nn.Module, parts: tuple[str, ...] | list[str]) -> None:
+def reset_policy_parts(actor_critic: "torch.nn.Module", parts: tuple[str, ...] | list[str]) -> None:
     for part in parts:
         module = getattr(actor_critic, POLICY_PARTS[part])
         for layer in module.modules():
@@ -85,6 +90,8 @@ def newest_readable_checkpoint(run_dir: str | Path) -> tuple[Path | None, list[t
     skipped: list[tuple[Path, str]] = []
     for path in reversed(list_checkpoints(run_dir)):
         try:
+            import torch
+
             data = torch.load(str(path), map_location="cpu", weights_only=False)
             if not isinstance(data, dict) or "model" not in data:
                 raise ValueError("it holds no model weights")

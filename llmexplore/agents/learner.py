@@ -30,7 +30,7 @@ from sample_factory.algo.utils.misc import POLICY_ID_KEY
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.utils.utils import log
 
-from llmexplore.agents.checkpoints import load_checkpoint_file, reset_policy_parts
+from llmexplore.agents.checkpoints import CHECKPOINT_KEY, load_checkpoint_file, reset_policy_parts
 from llmexplore.agents.metrics_schedule import MetricsSchedule, default_metrics_every
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs.base import ENV_UID_KEY
@@ -39,8 +39,6 @@ from llmexplore.methods.segments import SegmentSums
 
 #: key of our learner's report in sample-factory's stats messages
 REPORT_KEY = "llmexplore"
-#: key of our state inside sample-factory checkpoints
-CHECKPOINT_KEY = "llmexplore"
 
 
 class IntrinsicLearner(Learner):

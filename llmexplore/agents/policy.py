@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from llmexplore.agents.learner import CHECKPOINT_KEY
+from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.agents.checkpoints import list_checkpoints, load_checkpoint_file, sf_experiment_dir
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.errors import ConfigError

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
 from llmexplore.agents.config import TrainConfig, network_encoder
-from llmexplore.agents.learner import CHECKPOINT_KEY
+from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs import EnvAdapter, TaskSpec, get_task, make_adapter
 from llmexplore.errors import ConfigError, UserError

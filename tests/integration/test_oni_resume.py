@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from llmexplore.agents.checkpoints import list_checkpoints, load_checkpoint_file
-from llmexplore.agents.learner import CHECKPOINT_KEY
+from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.benchmarks.record import read_record
 
 REPO = Path(__file__).resolve().parents[2]

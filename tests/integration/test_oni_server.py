@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
-from llmexplore.agents.learner import CHECKPOINT_KEY
+from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.benchmarks.record import read_record
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.oracle import OracleLM
