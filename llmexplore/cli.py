@@ -214,6 +214,20 @@ def _table(header: list[str], rows: list[list[Any]]) -> None:
     Console().print(table)
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, reading the package metadata only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from llmexplore import __version__
+
+        print(f"{parser.prog} {__version__}")
+        parser.exit()
+
+
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Shows each option's default (when it has one worth showing) and keeps descriptions' line breaks."""
 
@@ -227,11 +241,9 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; only the chosen sub-command's arguments are set up, since setting one up may import
     heavy modules (its choices come from them) and the rest only need their name and help line."""
-    from llmexplore import __version__
-
     parser = argparse.ArgumentParser(prog="llmexplore", description="LM-guided exploration benchmark suite",
                                      formatter_class=HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = words[0] if words and words[0] in {name for name, *_ in _COMMANDS} else None

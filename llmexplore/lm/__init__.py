@@ -9,13 +9,15 @@ Entry points other parts use:
 - ``register_oracle_kind(kind, answer)``: teach the embedded oracle a question kind.
 """
 
-from llmexplore.lm.config import LMConfig, SamplingParams
-
 __all__ = ["LMConfig", "SamplingParams", "make_lm", "check_lm", "ask", "make_question", "annotate_pairs",
            "AnnotationService", "register_oracle_kind"]
 
 
 def __getattr__(name: str):  # keep `import llmexplore.lm` light: load the parts on first use
+    if name in ("LMConfig", "SamplingParams"):  # pydantic models: not needed to list CLI commands
+        from llmexplore.lm import config
+
+        return getattr(config, name)
     if name == "make_lm":
         from llmexplore.lm.backends import make_lm
 

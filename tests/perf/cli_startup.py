@@ -24,7 +24,8 @@ COMMANDS = (["--help"], ["envs"], ["methods"])
 def once(tree: Path, args: list[str]) -> float:
     env = dict(os.environ, PYTHONPATH=str(tree))
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "llmexplore", *args], env=env, stdout=subprocess.DEVNULL,
+    # run from the tree itself: `python -m` puts the working directory first on sys.path
+    subprocess.run([sys.executable, "-m", "llmexplore", *args], env=env, cwd=tree, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - start
 

@@ -40,12 +40,17 @@ def test_piped_tables_keep_whole_rows():
     assert max(len(li) for li in result.stdout.splitlines()) > 80
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["schema"], ["leaderboard", "--help"], ["run", "--help"]])
-def test_light_commands_import_no_torch(argv):
+@pytest.mark.parametrize("argv,heavy", [
+    (["--help"], ("torch", "sample_factory", "pandas", "matplotlib", "pydantic", "importlib.metadata")),
+    (["schema"], ("torch", "sample_factory", "pandas", "matplotlib")),
+    (["leaderboard", "--help"], ("torch", "sample_factory", "pandas", "matplotlib")),
+    (["run", "--help"], ("torch", "sample_factory", "pandas", "matplotlib")),
+])
+def test_light_commands_import_no_heavy_modules(argv, heavy):
     """Start-up stays short: these commands never import torch, sample-factory or pandas."""
     code = ("import sys, io, contextlib\nfrom llmexplore.cli import main\n"
             f"with contextlib.redirect_stdout(io.StringIO()):\n    try: main({argv!r})\n    except SystemExit: pass\n"
-            "print(sorted(m for m in ('torch', 'sample_factory', 'pandas', 'matplotlib') if m in sys.modules))")
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert result.returncode == 0, result.stderr[-2000:]
