@@ -22,7 +22,7 @@ import pytest
 from llmexplore.methods.maestro.checking import check_code
 from llmexplore.methods.maestro.interface import example_obs
 from llmexplore.methods.maestro.program import memory_items
-from llmexplore.methods.maestro.sandbox import CodeRejected, SandboxedCode
+from llmexplore.methods.maestro.sandbox import CodeFailed, CodeRejected, SandboxedCode
 from llmexplore.methods.maestro.sandbox.isolation import IsolatedFailure, ProcessLimits, run_isolated
 from llmexplore.methods.maestro.sandbox.sizing import describe_exception
 from llmexplore.methods.maestro.skills import INITIATION, POLICY
@@ -134,3 +134,13 @@ def test_the_battery_holds_under_a_6gb_address_space_limit():
     for name, reason, seconds in results:
         assert reason != "accepted", name
         assert seconds < 5.0, (name, seconds)
+
+
+def test_many_heavy_but_allowed_steps_stop_on_time():
+    """Each comparison of a 90k-item list is allowed, but many of them must stop at the time limit."""
+    body = "x = [0] * 90000\ny = [0] * 90000\nn = 0\nwhile n < 10000:\n    n = n + (x == y)\nreturn n > 0"
+    code = SandboxedCode(_module(body), (INITIATION,))
+    started = time.perf_counter()
+    with pytest.raises(CodeFailed, match="more than 50 ms"):
+        code.call("initiation", example_obs())
+    assert time.perf_counter() - started < 1.0
