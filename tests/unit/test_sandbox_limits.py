@@ -44,7 +44,8 @@ HEAVY = [
     ("call-a-heavy-value", "x = ('a'*99999,)*99999\nreturn x()", "calling ("),
 ]
 
-POLICY_MEMORY = "def select_skill(obs, memory):\n    memory['x'] = [[0]*99999]*99999\n    return obs['available'][0]\n"
+POLICY_MEMORY = ("def select_skill(obs, memory):\n    memory['x'] = [[0]*99999]*99999\n"
+                 "    return obs['available'][0]\n")
 
 
 def _module(body: str) -> str:
@@ -78,8 +79,8 @@ def test_a_policy_storing_a_heavy_memory_is_refused_and_the_memory_walk_is_bound
 
 
 def test_allowed_names_work_together():
-    code = SandboxedCode(_module("return isinstance(obs, dict) and not isinstance(obs['depth'], (list, str))"),
-                         (INITIATION,))
+    body = "return isinstance(obs, dict) and not isinstance(obs['depth'], (list, str))"
+    code = SandboxedCode(_module(body), (INITIATION,))
     assert code.call("initiation", example_obs()) is True
     assert check_code(_module("return isinstance(obs['inventory'], list)"), (INITIATION,))
 
@@ -124,7 +125,8 @@ print(json.dumps(out))
 
 
 def test_the_battery_holds_under_a_6gb_address_space_limit():
-    cases = [(n, _module(b), "initiation") for n, b, _ in HEAVY] + [("policy-memory", POLICY_MEMORY, "policy")]
+    cases = [(n, _module(b), "initiation") for n, b, _ in HEAVY]
+    cases.append(("policy-memory", POLICY_MEMORY, "policy"))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(cases)], capture_output=True, text=True,
                           timeout=120, env=env)

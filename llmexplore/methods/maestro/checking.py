@@ -30,8 +30,8 @@ def check_result(spec: FunctionSpec, value: Any, obs: dict[str, Any]) -> Any:
         raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}; it must return True or False")
     if spec.returns == "skill":
         if not isinstance(value, str) or value not in obs["available"]:
-            raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}, which is not one of obs['available'] "
-                               f"{tuple(obs['available'])}")
+            raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}, which is not one of "
+                               f"obs['available'] {tuple(obs['available'])}")
         return value
     raise ValueError(f"unknown return kind {spec.returns!r}")
 

@@ -18,8 +18,8 @@ from llmexplore.errors import UserError
 from llmexplore.methods.maestro.sandbox.instrument import helper, instrument
 from llmexplore.methods.maestro.sandbox.rules import (ALLOWED_BUILTINS, ALLOWED_METHODS, DEFAULT_LIMITS,
                                                       METHOD_OWNERS, Limits)
-from llmexplore.methods.maestro.sandbox.sizing import (TooHeavy, bounded_repr, describe_exception, is_container,
-                                                       weight)
+from llmexplore.methods.maestro.sandbox.sizing import (TooHeavy, bounded_repr, describe_exception,
+                                                       is_container, weight)
 from llmexplore.methods.maestro.sandbox.validator import FunctionSpec, ValidatedCode, validate
 
 _TIME_CHECK_EVERY = 32
@@ -273,7 +273,8 @@ class SandboxedCode:
         self._helpers.safe_builtins = {id(v) for k, v in safe.items() if callable(v)}
         self.namespace.update(safe)
         self.namespace["__builtins__"] = {}
-        for attr in ("tick", "iter", "check", "item", "operand", "add", "mul", "pow", "lshift", "mod", "call"):
+        for attr in ("tick", "iter", "check", "item", "operand", "add", "mul", "pow", "lshift", "mod",
+                     "call"):
             self.namespace[helper(attr)] = getattr(self._helpers, attr)
         code = compile(instrument(self.validated.tree), name, "exec")
         self.budget.reset()
