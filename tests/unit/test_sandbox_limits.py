@@ -42,6 +42,9 @@ HEAVY = [
     ("dict-get-heavy-key", "return obs.get(('a'*99999,)*99999) is None", "get() of a value of more than"),
     ("int-add-doubling", "x = 2**4000\nfor i in range(200):\n    x = x + x\nreturn x > 0", "4097 bits"),
     ("call-a-heavy-value", "x = ('a'*99999,)*99999\nreturn x()", "calling ("),
+    ("obs-written-then-failing", "obs['skill'] = [[0]*99999]*99999\nreturn obs['depth'] // 0 > 1",
+     "ZeroDivisionError"),
+    ("obs-written-then-returned", "obs['message'] = ('a'*99999,)*99999\nreturn 5", "returned 5"),
 ]
 
 POLICY_MEMORY = ("def select_skill(obs, memory):\n    memory['x'] = [[0]*99999]*99999\n"

@@ -91,5 +91,7 @@ def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec]) -> str | 
 
 
 def _summary(obs: dict[str, Any]) -> str:
-    return (f"depth {obs['depth']}, branch {obs['branch']}, skill {obs['skill']!r}, "
-            f"message {obs['message']!r}")
+    """The probe state, in words; capped, since generated code may have written into ``obs``."""
+    fields = {k: bounded_repr(obs.get(k), 80) for k in ("depth", "branch", "skill", "message")}
+    return (f"depth {fields['depth']}, branch {fields['branch'].strip(chr(39))}, skill {fields['skill']}, "
+            f"message {fields['message']}")
