@@ -56,24 +56,26 @@ def check_code(source: str, specs: Sequence[FunctionSpec], limits: Limits = DEFA
     ends as a refusal, never as a hang or a crash of this process.
     """
     code = SandboxedCode(source, tuple(specs), limits, name=name)  # raises CodeRejected; runs nothing
+    inputs = {spec.name: probe_inputs(spec) for spec in specs}  # built here: the child only runs code
     if isolate and isolation.AVAILABLE:
         try:
-            reason = isolation.run_isolated(lambda: _probe_failure(code, specs))
+            reason = isolation.run_isolated(lambda: _probe_failure(code, specs, inputs))
         except isolation.IsolatedFailure as exc:
             reason = f"the probe runs were stopped by the outer guard: {exc}"
     else:
-        reason = _probe_failure(code, specs)
+        reason = _probe_failure(code, specs, inputs)
     if reason is not None:
         raise CodeRejected(reason)
     return code
 
 
-def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec]) -> str | None:
+def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec],
+                   inputs: dict[str, list[tuple[Any, ...]]]) -> str | None:
     """Why the code misbehaves on a probe state, or None when every probe run is fine."""
     try:
         for spec in specs:
             memory: dict[str, Any] = {}
-            for args in probe_inputs(spec):
+            for args in inputs[spec.name]:
                 if spec.returns == "skill":
                     args = (args[0], memory)  # one memory across the probes, as within an episode
                 try:
