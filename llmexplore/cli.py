@@ -117,6 +117,9 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
                           "steps_per_second": record.steps_per_second, record.metric:
                           record.final_metrics.get(record.metric), "record": str(Path(args.out) / "run.json")}))
+        if record.status == "failed" and record.error:  # say why on the console, not only in run.json
+            tail = "\n".join((record.error.get("log_tail") or "").splitlines()[-8:])
+            print(f"llmexplore run: failed: {record.error.get('message', '')}\n{tail}", file=sys.stderr)
         return 0 if record.status == "complete" else 1
 
     return handle

@@ -4,13 +4,15 @@ Raising KeyboardInterrupt inside sample-factory's event loop ends it at once: th
 save on stop never runs, so a run interrupted before its first periodic save (60 s by default)
 kept nothing. Here the first SIGINT or SIGTERM only asks for a stop; ``StopObserver`` sees the
 request at the next training step and stops training the way reaching the budget does, which
-saves a checkpoint. A second SIGINT (the user insisting) raises KeyboardInterrupt as before; a
-second SIGTERM is ignored (SLURM sends one after our own stop, and it must not break the save).
+saves a checkpoint. A second SIGINT after a SIGINT (the user insisting) raises KeyboardInterrupt
+as before; any other repeat is ignored (a launcher's SIGINT and a scheduler's SIGTERM may both
+arrive for one stop, and the second must not break the save).
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 import time
 from typing import Any
 
@@ -27,14 +29,16 @@ def request_stop(name: str) -> None:
     global _requested, _requested_at
     if _requested is None:
         _requested, _requested_at = name, time.monotonic()
+        print(f"llmexplore: {name}: stopping after a checkpoint at the next training step "
+              "(Ctrl-C again to stop at once, without one)", file=sys.stderr, flush=True)
 
 
 def install() -> None:
     """Handle SIGINT and SIGTERM as stop requests (main thread only, like any signal handler)."""
 
     def on_sigint(signum: int, frame: object) -> None:
-        if _requested is not None:
-            raise KeyboardInterrupt  # asked twice: stop now, checkpoint or not
+        if _requested == "SIGINT":
+            raise KeyboardInterrupt  # Ctrl-C twice: the user insists; stop now, checkpoint or not
         request_stop("SIGINT")
 
     def on_sigterm(signum: int, frame: object) -> None:

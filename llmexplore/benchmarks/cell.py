@@ -122,8 +122,8 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
         print(f"llmexplore run: skipped unreadable checkpoint {path.name.removeprefix(UNREADABLE_PREFIX)} "
               f"({why}); kept as {path.name}", file=sys.stderr, flush=True)
     if skipped:
-        print(f"llmexplore run: resuming from {checkpoint.name if checkpoint else 'the start'}", file=sys.stderr,
-              flush=True)
+        start = checkpoint.name if checkpoint else "the start"
+        print(f"llmexplore run: resuming from {start}", file=sys.stderr, flush=True)
     resume_steps = checkpoint_env_steps(checkpoint) if checkpoint else 0
     files = RunFiles(crafter_stats="stats.jsonl" if resolved.task.family == "crafter" else None)
     _trim_logs(run_dir, files, resume_steps)

@@ -86,6 +86,7 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
     policy = load_policy(run_dir, checkpoint)  # every check happens here, before any episode
     require_replayable(policy)
     run_path = Path(policy.settings.run_dir)
+    cell = _cell(run_path)  # a bad run record stops here, before any episode is played
     out_path = Path(out).expanduser().resolve() if out else default_output(run_path, policy, greedy)
     ensure_writable(out_path.parent)
     mode = "greedy" if greedy else "sample"
@@ -118,7 +119,7 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
     played_steps = sum(r["length"] for r in fresh)
     record = EvaluationRecord(
         run_dir=str(run_path),
-        cell=_cell(run_path),
+        cell=cell,
         method=policy.settings.method,
         task=policy.settings.task,
         run_seed=policy.settings.seed,

@@ -97,8 +97,9 @@ def read_evaluation(path: str | Path) -> EvaluationRecord:
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"evaluation record {path} cannot be read: {exc}") from None
     if not isinstance(data, dict):
-        raise DataError(f"evaluation record {path} holds {json_kind(data)} instead of a JSON object: it is not an "
-                        "llmexplore evaluation record", hint="move the file aside; rerunning writes a new one")
+        raise DataError(f"evaluation record {path} holds {json_kind(data)} instead of a JSON object: it is "
+                        "not an llmexplore evaluation record",
+                        hint="move the file aside; rerunning writes a new one")
     version = data.get("schema_version")
     if data.get("schema") != EVAL_SCHEMA_NAME or not isinstance(version, int):
         raise DataError(f"{path} is not an llmexplore evaluation record")

@@ -11,6 +11,7 @@ locked until they exit too.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
@@ -20,6 +21,7 @@ from types import TracebackType
 from llmexplore.errors import ConfigError
 
 LOCK_FILE = ".run.lock"
+log = logging.getLogger(__name__)
 
 
 class RunFolderLock:
@@ -43,9 +45,11 @@ class RunFolderLock:
                 f"{holder.get('host', '?')} (since {holder.get('since', '?')})",
                 hint="wait for that run to finish, or stop it (kill PID on that host) and rerun: the "
                      "rerun resumes from its last checkpoint") from None
-        except OSError:
+        except OSError as exc:  # a file system without locks (some NFS set-ups): run unguarded, say so
             os.close(fd)
-            raise
+            log.warning("run folder %s cannot be locked (%s); a second writer would not be refused",
+                        self.path.parent, exc.strerror or exc)
+            return
         info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)

@@ -101,8 +101,9 @@ class LMCache:
                 from llmexplore.errors import ConfigError
 
                 raise ConfigError(f"cannot create the LM cache {self.path}: {exc.strerror or exc} "
-                                  f"({exc.filename})", hint="point the cache setting (--cache) at a file in a "
-                                  "writable folder") from None
+                                  f"({exc.filename})",
+                                  hint="point the cache setting (--cache) at a file in a writable "
+                                       "folder") from None
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
                                    check_same_thread=False)
@@ -126,12 +127,13 @@ class LMCache:
 
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             return DataError(f"LM cache {self.path} {what}: {exc}",
-                             hint="another process holds it; wait, or point the cache setting at another file")
+                             hint="another process holds it; wait, or point the cache setting at another "
+                                  "file")
         aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
         return DataError(f"LM cache {self.path} {what}: {exc} (the file is damaged)",
-                         hint=f"move it aside (mv {self.path} {aside}; also its -wal and -shm files) and rerun: "
-                              "answers it held are asked of the model again; or point the cache setting at "
-                              "another file")
+                         hint=f"move it aside (mv {self.path} {aside}; also its -wal and -shm files) "
+                              "and rerun: answers it held are asked of the model again; or point the cache "
+                              "setting at another file")
 
     @contextmanager
     def _database(self) -> Iterator[sqlite3.Connection]:

@@ -5,9 +5,10 @@ Serves ``GET /v1/models``, ``POST /v1/completions``, ``POST /v1/chat/completions
 worker thread), so a slow in-process model sees large batches and many trainers can
 share one model and one cache; batches take slices of the waiting requests from the
 clients in turn (server_schedule.py), so one huge request cannot hold up the others.
-Every field of a request is checked and its size capped (server_requests.py). ``Faults`` make a fraction of completion requests slow,
-fail with 500 or 429, drop the connection, or return a garbage body: the client's
-tests use them to prove that no label is lost or invented.
+Every field of a request is checked and its size capped (server_requests.py). ``Faults``
+make a fraction of completion requests slow, fail with 500 or 429, drop the connection,
+or return a garbage body: the client's tests use them to prove that no label is lost or
+invented.
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ class LMServer:
                     piece.job.fill(piece.start, answers[start:start + size])
                 start += size
 
-    async def _generate(self, prompts: list[str], params: SamplingParams, client: Any = None) -> list[Completion]:
+    async def _generate(self, prompts: list[str], params: SamplingParams,
+                        client: Any = None) -> list[Completion]:
         assert self._queue is not None
         job = Job(prompts, params, asyncio.get_running_loop().create_future())
         self._queue.put(client, job)

@@ -37,7 +37,8 @@ class RequestError(Exception):
         self.status, self.code = status, code
 
 
-def read_request(body: Any, chat: bool, model: str, limits: RequestLimits) -> tuple[list[str], SamplingParams]:
+def read_request(body: Any, chat: bool, model: str,
+                 limits: RequestLimits) -> tuple[list[str], SamplingParams]:
     """The prompts and sampling parameters of a request body; ``RequestError`` for anything wrong."""
     if not isinstance(body, dict):
         raise RequestError(400, "request body must be a JSON object")

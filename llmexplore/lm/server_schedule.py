@@ -91,7 +91,8 @@ class FairQueue:
         count = 0
         served: list[Hashable] = []
         while count < max_batch:
-            eligible = [c for c, q in self._clients.items() if q and q[0].params == params and not q[0].done()]
+            eligible = [c for c, q in self._clients.items()
+                        if q and q[0].params == params and not q[0].done()]
             if not eligible:
                 break
             quantum = max(1, (max_batch - count) // len(eligible))

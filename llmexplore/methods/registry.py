@@ -69,7 +69,8 @@ def _load_all() -> None:
         except Exception as exc:  # a broken plugin must not break the built-ins or the other plugins
             why = f"{type(exc).__name__}: {exc}"
             _BROKEN[ep.name] = f"{ep.value}: {why}"
-            log.warning("method plugin '%s' (%s) could not be loaded and is skipped: %s", ep.name, ep.value, why)
+            log.warning("method plugin '%s' (%s) could not be loaded and is skipped: %s", ep.name, ep.value,
+                        why)
 
 
 def method_names() -> list[str]:

@@ -111,6 +111,18 @@ def test_a_run_without_checkpoints_is_refused_naming_what_is_missing(runs, tmp_p
     assert result.returncode == 2 and "no 'best' checkpoint" in result.stderr
 
 
+@pytest.mark.parametrize("text", ["[1, 2, 3]", "null"])
+def test_a_run_record_that_is_not_an_object_is_one_error_before_any_episode(runs, tmp_path, text):
+    """Issue 28: valid JSON that is not an object in run.json: one clear error, nothing played or written."""
+    copy = tmp_path / "run"
+    shutil.copytree(runs["nethack"], copy)
+    (copy / "run.json").write_text(text)
+    result = run_cli("evaluate", str(copy), "--episodes", "1", "--quiet")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "instead of a JSON object" in result.stderr
+    assert not (copy / "eval").exists() and (copy / "run.json").read_text() == text
+
+
 def test_a_checkpoint_of_another_env_is_refused(runs):
     crafter_checkpoint = list_checkpoints(runs["crafter"])[-1]
     with pytest.raises(ConfigError) as info:

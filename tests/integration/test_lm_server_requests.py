@@ -23,7 +23,8 @@ def server():
 
 def _post(server: ServerProcess, path: str, body: object, raw: bytes | None = None) -> tuple[int, dict]:
     data = raw if raw is not None else json.dumps(body).encode()
-    req = urllib.request.Request(server.base_url + path, data=data, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(server.base_url + path, data=data,
+                                 headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=120) as r:
             return r.status, json.loads(r.read())
@@ -108,7 +109,8 @@ def test_good_requests_still_work_including_logprobs(server):
                                                              stop=["\n"], n=1, stream=False, user="me"))
     assert status == 200 and reply["choices"][0]["message"]["content"] is not None
     content = [{"type": "text", "text": "hel"}, {"text": "lo"}]
-    status, reply = _post(server, "/chat/completions", _chat(server, messages=[{"role": "user", "content": content}]))
+    messages = [{"role": "user", "content": content}]
+    status, reply = _post(server, "/chat/completions", _chat(server, messages=messages))
     assert status == 200
     status, reply = _post(server, "/completions", _completion(server, prompt=["a", "b", "c"], logprobs=2))
     assert status == 200 and len(reply["choices"]) == 3

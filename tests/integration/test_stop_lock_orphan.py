@@ -66,7 +66,7 @@ def _stop(proc: subprocess.Popen, sig: int) -> tuple[float, str]:
     return time.time() - started, err
 
 
-def test_signals_checkpoint_the_lock_refuses_a_second_writer_and_resume_skips_a_truncated_checkpoint(tmp_path):
+def test_signals_checkpoint_a_second_writer_is_refused_and_resume_skips_a_truncated_checkpoint(tmp_path):
     out = tmp_path / "run"
     proc = _start(out)
     _wait_stepping(out, proc)
@@ -98,7 +98,7 @@ def test_signals_checkpoint_the_lock_refuses_a_second_writer_and_resume_skips_a_
     assert (bad.parent / f"unreadable-{bad.name}").exists() and not bad.exists()
     record = read_record(out)
     assert [s.status for s in record.sessions] == ["interrupted", "interrupted"]
-    assert record.sessions[1].env_steps_start == first.env_steps  # resumed from the interrupted session's save
+    assert record.sessions[1].env_steps_start == first.env_steps  # resumed from the interrupted save
     assert record.env_steps > first.env_steps
     steps = [json.loads(line)["env_steps"] for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert steps == sorted(steps)
@@ -116,8 +116,8 @@ def test_a_cell_dies_with_its_grid_runner_and_leaves_a_checkpoint(tmp_path):
               - {task: nethack:score, steps: 200000}
     """).lstrip())
     out = tmp_path / "grid"
-    runner = subprocess.Popen([sys.executable, "-m", "llmexplore", "grid", str(grid), "--out", str(out), "--quiet"],
-                              env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runner = subprocess.Popen([sys.executable, "-m", "llmexplore", "grid", str(grid), "--out", str(out),
+                               "--quiet"], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     run_dir = None
     while time.time() < deadline and run_dir is None:

@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "llmexplore", *args], capture_output=True, text=True, env=env,
-                          timeout=180)
+    return subprocess.run([sys.executable, "-m", "llmexplore", *args], capture_output=True, text=True,
+                          env=env, timeout=180)
 
 
 def _complete_record(run_dir: Path) -> None:
@@ -63,7 +63,8 @@ def test_the_leaderboard_lists_a_bad_record_and_builds_the_rest(tmp_path):
         (runs / name / "run.json").write_text(text)
     found = collect(runs)
     assert len(found.runs) == 1
-    assert sorted(Path(r["path"]).name for r in found.incomplete if r["status"] == "unreadable") == ["array", "null"]
+    unreadable = sorted(Path(r["path"]).name for r in found.incomplete if r["status"] == "unreadable")
+    assert unreadable == ["array", "null"]
     done = _cli("leaderboard", str(runs))
     assert done.returncode == 0, done.stderr
     table = (runs / "leaderboard" / "leaderboard.md").read_text()
@@ -73,7 +74,8 @@ def test_the_leaderboard_lists_a_bad_record_and_builds_the_rest(tmp_path):
 
 def test_run_refuses_a_folder_whose_record_is_not_an_object(tmp_path):
     (tmp_path / "run.json").write_text("[1,2,3]")
-    done = _cli("run", "--method", "none", "--task", "nethack:score", "--steps", "4096", "--out", str(tmp_path))
+    done = _cli("run", "--method", "none", "--task", "nethack:score", "--steps", "4096",
+                "--out", str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "instead of a JSON object" in done.stderr and "move the file aside" in done.stderr
     assert (tmp_path / "run.json").read_text() == "[1,2,3]"
@@ -136,8 +138,6 @@ def test_out_under_a_regular_file_is_one_clear_error(tmp_path, argv, capsys):
 
 
 def test_annotate_with_a_cache_under_a_regular_file_is_one_clear_error(tmp_path):
-    from llmexplore.lm.annotate import annotate_from_config  # noqa: F401 - the command's own path
-
     blocker = tmp_path / "file"
     blocker.write_text("x")
     dataset = tmp_path / "pairs"

@@ -70,7 +70,8 @@ HOSTILE = [
     ("shift-huge", "return (1 << 10**9) > 0", "bits"),
     ("big-int-str", "return len(str(10 ** 5000)) > 0", "bits"),
     ("sum-lists", "return len(sum([[1] * 10] * 10, [])) > 0", "sum() only adds numbers"),
-    ("sum-lists-heavy", "return len(sum([[1] * 1000] * 1000, [])) > 0", "sum() of a value of more than 100000 items"),
+    ("sum-lists-heavy", "return len(sum([[1] * 1000] * 1000, [])) > 0",
+     "sum() of a value of more than 100000 items"),
     ("sorted-huge", "return sorted(range(10**6))[0] == 0", "items"),
     (
         "nested-comprehension",

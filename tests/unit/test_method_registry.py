@@ -106,7 +106,8 @@ def test_a_broken_plugin_is_one_warning_and_the_rest_still_works(tmp_path, monke
         get_method("broken")
     sys.modules.pop("goodplugin", None)
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[2])]))
+    repo = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(repo)]))
     done = subprocess.run([sys.executable, "-m", "llmexplore", "methods", "--json"], capture_output=True,
                           text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr

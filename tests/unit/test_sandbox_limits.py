@@ -22,7 +22,7 @@ import pytest
 from llmexplore.methods.maestro.checking import check_code
 from llmexplore.methods.maestro.interface import example_obs
 from llmexplore.methods.maestro.program import memory_items
-from llmexplore.methods.maestro.sandbox import CodeRejected, SandboxedCode
+from llmexplore.methods.maestro.sandbox import CodeFailed, CodeRejected, SandboxedCode
 from llmexplore.methods.maestro.sandbox.isolation import IsolatedFailure, ProcessLimits, run_isolated
 from llmexplore.methods.maestro.sandbox.sizing import describe_exception
 from llmexplore.methods.maestro.skills import INITIATION, POLICY
@@ -42,9 +42,13 @@ HEAVY = [
     ("dict-get-heavy-key", "return obs.get(('a'*99999,)*99999) is None", "get() of a value of more than"),
     ("int-add-doubling", "x = 2**4000\nfor i in range(200):\n    x = x + x\nreturn x > 0", "4097 bits"),
     ("call-a-heavy-value", "x = ('a'*99999,)*99999\nreturn x()", "calling ("),
+    ("obs-written-then-failing", "obs['skill'] = [[0]*99999]*99999\nreturn obs['depth'] // 0 > 1",
+     "ZeroDivisionError"),
+    ("obs-written-then-returned", "obs['message'] = ('a'*99999,)*99999\nreturn 5", "returned 5"),
 ]
 
-POLICY_MEMORY = "def select_skill(obs, memory):\n    memory['x'] = [[0]*99999]*99999\n    return obs['available'][0]\n"
+POLICY_MEMORY = ("def select_skill(obs, memory):\n    memory['x'] = [[0]*99999]*99999\n"
+                 "    return obs['available'][0]\n")
 
 
 def _module(body: str) -> str:
@@ -78,8 +82,8 @@ def test_a_policy_storing_a_heavy_memory_is_refused_and_the_memory_walk_is_bound
 
 
 def test_allowed_names_work_together():
-    code = SandboxedCode(_module("return isinstance(obs, dict) and not isinstance(obs['depth'], (list, str))"),
-                         (INITIATION,))
+    body = "return isinstance(obs, dict) and not isinstance(obs['depth'], (list, str))"
+    code = SandboxedCode(_module(body), (INITIATION,))
     assert code.call("initiation", example_obs()) is True
     assert check_code(_module("return isinstance(obs['inventory'], list)"), (INITIATION,))
 
@@ -124,7 +128,8 @@ print(json.dumps(out))
 
 
 def test_the_battery_holds_under_a_6gb_address_space_limit():
-    cases = [(n, _module(b), "initiation") for n, b, _ in HEAVY] + [("policy-memory", POLICY_MEMORY, "policy")]
+    cases = [(n, _module(b), "initiation") for n, b, _ in HEAVY]
+    cases.append(("policy-memory", POLICY_MEMORY, "policy"))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(cases)], capture_output=True, text=True,
                           timeout=120, env=env)
@@ -134,3 +139,13 @@ def test_the_battery_holds_under_a_6gb_address_space_limit():
     for name, reason, seconds in results:
         assert reason != "accepted", name
         assert seconds < 5.0, (name, seconds)
+
+
+def test_many_heavy_but_allowed_steps_stop_on_time():
+    """Each comparison of a 90k-item list is allowed, but many of them must stop at the time limit."""
+    body = "x = [0] * 90000\ny = [0] * 90000\nn = 0\nwhile n < 10000:\n    n = n + (x == y)\nreturn n > 0"
+    code = SandboxedCode(_module(body), (INITIATION,))
+    started = time.perf_counter()
+    with pytest.raises(CodeFailed, match="more than 50 ms"):
+        code.call("initiation", example_obs())
+    assert time.perf_counter() - started < 1.0

@@ -30,8 +30,8 @@ def check_result(spec: FunctionSpec, value: Any, obs: dict[str, Any]) -> Any:
         raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}; it must return True or False")
     if spec.returns == "skill":
         if not isinstance(value, str) or value not in obs["available"]:
-            raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}, which is not one of obs['available'] "
-                               f"{tuple(obs['available'])}")
+            raise CodeRejected(f"'{spec.name}' returned {bounded_repr(value)}, which is not one of "
+                               f"obs['available'] {tuple(obs['available'])}")
         return value
     raise ValueError(f"unknown return kind {spec.returns!r}")
 
@@ -56,24 +56,26 @@ def check_code(source: str, specs: Sequence[FunctionSpec], limits: Limits = DEFA
     ends as a refusal, never as a hang or a crash of this process.
     """
     code = SandboxedCode(source, tuple(specs), limits, name=name)  # raises CodeRejected; runs nothing
+    inputs = {spec.name: probe_inputs(spec) for spec in specs}  # built here: the child only runs code
     if isolate and isolation.AVAILABLE:
         try:
-            reason = isolation.run_isolated(lambda: _probe_failure(code, specs))
+            reason = isolation.run_isolated(lambda: _probe_failure(code, specs, inputs))
         except isolation.IsolatedFailure as exc:
             reason = f"the probe runs were stopped by the outer guard: {exc}"
     else:
-        reason = _probe_failure(code, specs)
+        reason = _probe_failure(code, specs, inputs)
     if reason is not None:
         raise CodeRejected(reason)
     return code
 
 
-def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec]) -> str | None:
+def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec],
+                   inputs: dict[str, list[tuple[Any, ...]]]) -> str | None:
     """Why the code misbehaves on a probe state, or None when every probe run is fine."""
     try:
         for spec in specs:
             memory: dict[str, Any] = {}
-            for args in probe_inputs(spec):
+            for args in inputs[spec.name]:
                 if spec.returns == "skill":
                     args = (args[0], memory)  # one memory across the probes, as within an episode
                 try:
@@ -91,5 +93,7 @@ def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec]) -> str | 
 
 
 def _summary(obs: dict[str, Any]) -> str:
-    return (f"depth {obs['depth']}, branch {obs['branch']}, skill {obs['skill']!r}, "
-            f"message {obs['message']!r}")
+    """The probe state, in words; capped, since generated code may have written into ``obs``."""
+    fields = {k: bounded_repr(obs.get(k), 80) for k in ("depth", "branch", "skill", "message")}
+    return (f"depth {fields['depth']}, branch {fields['branch'].strip(chr(39))}, skill {fields['skill']}, "
+            f"message {fields['message']}")

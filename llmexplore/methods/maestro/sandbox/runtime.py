@@ -18,11 +18,13 @@ from llmexplore.errors import UserError
 from llmexplore.methods.maestro.sandbox.instrument import helper, instrument
 from llmexplore.methods.maestro.sandbox.rules import (ALLOWED_BUILTINS, ALLOWED_METHODS, DEFAULT_LIMITS,
                                                       METHOD_OWNERS, Limits)
-from llmexplore.methods.maestro.sandbox.sizing import (TooHeavy, bounded_repr, describe_exception, is_container,
-                                                       weight)
+from llmexplore.methods.maestro.sandbox.sizing import (TooHeavy, bounded_repr, describe_exception,
+                                                       is_container, weight)
 from llmexplore.methods.maestro.sandbox.validator import FunctionSpec, ValidatedCode, validate
 
 _TIME_CHECK_EVERY = 32
+#: a walk of more items than this is a heavy step: the clock is checked after it, not 32 ticks later
+_HEAVY_WALK = 1_000
 #: builtins whose work does not depend on how deep their arguments are (no walk before calling them)
 _SHALLOW = frozenset({"len", "isinstance", "bool", "abs", "enumerate", "zip", "reversed", "range", "append"})
 #: methods that compare their argument with every item of their owner
@@ -64,9 +66,11 @@ class Budget:
     def check_weight(self, value: Any, what: str, chars: bool = False) -> None:
         """Refuse a value whose nested items would make one C-level operation too long."""
         try:
-            weight(value, self.limits.max_items, chars=chars)
+            walked = weight(value, self.limits.max_items, chars=chars)
         except TooHeavy as exc:
             raise BudgetExceeded(f"{what} of more than {exc.cap} items (nested items counted)") from None
+        if walked > _HEAVY_WALK and time.perf_counter() > self.deadline:  # heavy steps: check the clock now
+            raise BudgetExceeded(f"more than {self.limits.time_limit_s * 1000:.0f} ms")
 
     def allocate(self, items: int) -> None:
         if items > self.limits.max_items:
@@ -269,7 +273,8 @@ class SandboxedCode:
         self._helpers.safe_builtins = {id(v) for k, v in safe.items() if callable(v)}
         self.namespace.update(safe)
         self.namespace["__builtins__"] = {}
-        for attr in ("tick", "iter", "check", "item", "operand", "add", "mul", "pow", "lshift", "mod", "call"):
+        for attr in ("tick", "iter", "check", "item", "operand", "add", "mul", "pow", "lshift", "mod",
+                     "call"):
             self.namespace[helper(attr)] = getattr(self._helpers, attr)
         code = compile(instrument(self.validated.tree), name, "exec")
         self.budget.reset()

@@ -33,11 +33,10 @@ def weight(value: Any, cap: int, chars: bool = False) -> int:
     per character with ``chars`` (formatting them copies every character). Raises ``TooHeavy``
     as soon as the count passes ``cap``: the walk never costs much more than ``cap`` steps.
     """
-    total = 0
+    total = 1  # the value itself; a container then counts its items, each item what it holds
     stack = [value]
     while stack:
         item = stack.pop()
-        total += 1
         if isinstance(item, str):
             total += len(item) if chars else len(item) // 64
         elif isinstance(item, int) and not isinstance(item, bool):
