@@ -278,9 +278,9 @@ def _load_command_modules() -> None:
 
 #: modules that add sub-commands with ``@command``
 COMMAND_MODULES: list[str] = [
-    "llmexplore.benchmarks.commands",
-    "llmexplore.data.commands",
-    "llmexplore.benchmarks.eval_commands",
+    "llmexplore.benchmarks.cli",
+    "llmexplore.data.cli",
+    "llmexplore.benchmarks.eval_cli",
     "llmexplore.lm.commands",
     "llmexplore.methods.motif.cli",
     "llmexplore.methods.maestro.cli",

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from llmexplore.benchmarks.backend_options import SlurmOptions, parse_options
-from llmexplore.benchmarks.commands import backend_options
+from llmexplore.benchmarks.cli import backend_options
 from llmexplore.benchmarks.grid import load_grid
 from llmexplore.benchmarks.runners import lm_endpoint
 from llmexplore.benchmarks.runners.base import GridRunner
