@@ -14,10 +14,14 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 _requested: str | None = None
 _requested_at = 0.0
+#: whether the training loop runs now; outside it (building envs, checking an LM server, writing the
+#: record) nothing would see a request, so the first signal interrupts at once, as it always did
+_training = False
 
 
 def stop_requested() -> str | None:
@@ -37,15 +41,37 @@ def install() -> None:
     """Handle SIGINT and SIGTERM as stop requests (main thread only, like any signal handler)."""
 
     def on_sigint(signum: int, frame: object) -> None:
-        if _requested == "SIGINT":
-            raise KeyboardInterrupt  # Ctrl-C twice: the user insists; stop now, checkpoint or not
+        if _requested == "SIGINT" or (not _training and _requested is None):
+            request_stop_quietly("SIGINT")
+            raise KeyboardInterrupt  # Ctrl-C twice, or outside training: stop now
         request_stop("SIGINT")
 
     def on_sigterm(signum: int, frame: object) -> None:
+        if not _training and _requested is None:
+            request_stop_quietly("SIGTERM")
+            raise KeyboardInterrupt
         request_stop("SIGTERM")
 
     signal.signal(signal.SIGINT, on_sigint)
     signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def request_stop_quietly(name: str) -> None:
+    """Remember the signal without the training-step message (it interrupts at once)."""
+    global _requested, _requested_at
+    if _requested is None:
+        _requested, _requested_at = name, time.monotonic()
+
+
+@contextmanager
+def training_loop() -> Iterator[None]:
+    """While the body runs, a first SIGINT or SIGTERM is a request the stop observer acts on."""
+    global _training
+    _training = True
+    try:
+        yield
+    finally:
+        _training = False
 
 
 def reset() -> None:

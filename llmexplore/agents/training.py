@@ -185,7 +185,8 @@ def train(
         return TrainResult("failed", resume_env_steps, 0, time.time() - started)
     runner.policy_msg_handlers.setdefault(EPISODIC, []).append(on_episode)
     runner.policy_msg_handlers.setdefault(REPORT_KEY, []).append(on_report)
-    status = runner.run()
+    with stop_requests.training_loop():
+        status = runner.run()
     if status == ExperimentStatus.INTERRUPTED and train_config.serial:
         _checkpoint_interrupted_serial_run(runner, sink)
     seconds = time.time() - started
