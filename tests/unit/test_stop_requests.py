@@ -1,4 +1,5 @@
-"""Stop requests (issue 28): the first SIGINT or SIGTERM only asks for a checkpointed stop."""
+"""Stop requests (issue 28): while training runs, the first SIGINT or SIGTERM only asks for a
+checkpointed stop; outside the training loop it interrupts at once, since nothing would see a request."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def handlers():
     saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     stop_requests.reset()
     stop_requests.install()
-    yield
+    with stop_requests.training_loop():
+        yield
     stop_requests.reset()
     signal.signal(signal.SIGINT, saved[0])
     signal.signal(signal.SIGTERM, saved[1])
@@ -55,3 +57,18 @@ def test_the_observer_stops_training_once_asked(handlers):
     observer.on_training_step(runner, 2)
     observer.on_training_step(runner, 3)
     assert runner.calls == 1
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_outside_the_training_loop_the_first_signal_interrupts_at_once(sig):
+    saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    stop_requests.reset()
+    stop_requests.install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _send(sig)
+        _send(signal.SIGTERM)  # a second stop signal (SLURM's after the launcher's) is ignored
+    finally:
+        stop_requests.reset()
+        signal.signal(signal.SIGINT, saved[0])
+        signal.signal(signal.SIGTERM, saved[1])
