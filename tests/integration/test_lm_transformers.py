@@ -40,7 +40,7 @@ def scoring(backend, cache_file: Path) -> CachedLM:
 
 @pytest.mark.slow
 def test_gemma_labels_every_pair_by_scoring_and_the_second_ask_is_cached(backend, tmp_path):
-    pairs = [p for p in make_pairs(40, seed=3, tie_share=0.0) if p[0] != p[1]][:24]
+    pairs = [p for p in make_pairs(30, seed=3, tie_share=0.0) if p[0] != p[1]][:16]
     ds = make_dataset(tmp_path / "pairs", pairs)
     lm = scoring(backend, tmp_path / "cache.sqlite3")
     report = annotate_pairs(ds, lm, annotator="gemma", batch_size=8)
@@ -102,3 +102,18 @@ def test_a_gguf_transformers_cannot_load_is_a_clear_error(tmp_path, monkeypatch)
 def test_scoring_with_a_model_that_cannot_score_is_refused_before_work():
     with pytest.raises(ConfigError, match="answer=score needs log-probabilities"):
         make_lm({"backend": "oracle", "answer": "score", "cache": ":memory:"})
+
+
+def test_openai_scoring_needs_a_server_that_echoes_prompt_logprobs():
+    from llmexplore.lm.errors import LMRequestError
+    from tests.helpers.lm_server import ServerProcess
+
+    with pytest.raises(ConfigError, match="answer=score needs log-probabilities"):
+        with ServerProcess() as server:
+            make_lm({"backend": "openai", "base_url": server.base_url, "endpoint": "chat", "answer": "score",
+                     "cache": ":memory:"})
+    with ServerProcess() as server:
+        with make_lm({"backend": "openai", "base_url": server.base_url, "endpoint": "completion",
+                      "answer": "score", "cache": ":memory:"}) as lm:
+            with pytest.raises(LMRequestError, match="no prompt log-probabilities"):
+                ask(lm, MotifPreference(), [("You kill the newt!", "It's solid stone.")], SamplingParams())
