@@ -54,13 +54,11 @@ def make_lm(config: LMConfig | dict[str, Any] | None = None, *, cache_dir: str |
     cache = LMCache(config.cache_path(cache_dir))
     try:
         backend = make_backend(config)
-        if config.answer == "score" and not backend.supports_scoring:
+        try:
+            check_scoring(config, backend)
+        except BaseException:
             backend.close()
-            raise ConfigError(f"answer=score needs log-probabilities of answer options, which the "
-                              f"{backend.name} backend does not give",
-                              hint="use answer=generate with this backend, or the transformers or vllm backend "
-                                   "(or openai with endpoint=completion on a server that echoes prompt "
-                                   "log-probabilities)")
+            raise
     except BaseException:
         cache.close()
         raise
@@ -68,6 +66,16 @@ def make_lm(config: LMConfig | dict[str, Any] | None = None, *, cache_dir: str |
     lm.answer = config.answer
     lm.calibrate = config.calibrate
     return lm
+
+
+def check_scoring(config: LMConfig, backend: LanguageModel) -> None:
+    """``answer=score`` needs a backend that scores answer options; say so before any work starts."""
+    if config.answer == "score" and not backend.supports_scoring:
+        raise ConfigError(f"answer=score needs log-probabilities of answer options, which the "
+                          f"{backend.name} backend does not give",
+                          hint="use answer=generate with this backend, or the transformers or vllm backend "
+                               "(or openai with endpoint=completion on a server that echoes prompt "
+                               "log-probabilities)")
 
 
 def parse_lm_config(data: dict[str, Any], source: str = "LM settings") -> LMConfig:
