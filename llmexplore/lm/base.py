@@ -40,6 +40,8 @@ class LanguageModel(ABC):
 
     name: str = "lm"
     supports_logprobs: bool = False
+    #: whether ``score`` works (closed-answer questions asked with ``answer=score``)
+    supports_scoring: bool = False
 
     @property
     @abstractmethod
@@ -52,6 +54,17 @@ class LanguageModel(ABC):
         A backend that got some answers before failing attaches them to the exception as
         ``exc.partial`` ({prompt index: Completion}) so the cache keeps them.
         """
+
+    def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        """log P(option | prompt, lead) for every option of every prompt, summed over the option's tokens.
+
+        ``lead`` starts the answer (e.g. "Preferred:"); each option continues it (e.g. " 1").
+        """
+        from llmexplore.lm.errors import LMRequestError
+
+        raise LMRequestError(f"the {self.name} backend cannot score answers (it returns no prompt log-probabilities)",
+                             hint="use answer=generate, or a backend that scores: transformers, vllm, or openai "
+                                  "with the completion endpoint on a server that echoes prompt log-probabilities")
 
     def close(self) -> None:
         """Release connections, threads or GPU memory."""

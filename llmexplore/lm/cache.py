@@ -223,6 +223,11 @@ class CachedLM(LanguageModel):
         self.cache = cache
         self.name = backend.name
         self.supports_logprobs = backend.supports_logprobs
+        self.supports_scoring = backend.supports_scoring
+        #: how closed-answer questions are asked through this model: "generate" or "score" (``questions.ask``)
+        self.answer = "generate"
+        #: answer=score: subtract the options' scores for a content-free item (``questions.ask``)
+        self.calibrate = True
         self.namespace = f"{backend.name}|{backend.model_id}"
         self.backend_calls = 0
         self.backend_prompts = 0
@@ -259,6 +264,27 @@ class CachedLM(LanguageModel):
             self.backend_prompts += len(todo)
             found.update(fresh)
         return [found[k] for k in keys]
+
+    def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        """Option log-probabilities, cached like completions (the text holds them as JSON)."""
+        ptext = "score\0" + json.dumps([lead, list(options)])
+        prefix = key_prefix(self.namespace, ptext)
+        keys = [cache_key(self.namespace, ptext, p, prefix) for p in prompts]
+        found = {k: json.loads(c.text) for k, c in self.cache.get_many(keys).items()}
+        todo: dict[bytes, str] = {}
+        for key, prompt in zip(keys, prompts):
+            if key not in found and key not in todo:
+                todo[key] = prompt
+        if todo:
+            scores = self.backend.score(list(todo.values()), lead, options)
+            if len(scores) != len(todo):
+                raise RuntimeError(f"{self.name} returned {len(scores)} scores for {len(todo)} prompts")
+            fresh = dict(zip(todo.keys(), scores))
+            self.cache.put_many(self.namespace, [(k, Completion(json.dumps(v), "score")) for k, v in fresh.items()])
+            self.backend_calls += 1
+            self.backend_prompts += len(todo)
+            found.update(fresh)
+        return [list(found[k]) for k in keys]
 
     def stats(self) -> dict[str, object]:
         return {**self.cache.stats(), "backend_calls": self.backend_calls, "backend_prompts": self.backend_prompts}

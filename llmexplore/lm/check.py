@@ -4,6 +4,9 @@ model name stops the run at once with one clear message (CLI exit 2).
 oracle: the prompt templates load. openai: the server answers and serves the model (the
 backend's own start-up check). vllm: the weights folder exists and vLLM is installed; the
 model itself is loaded only where it runs (loading it twice would cost minutes of GPU time).
+transformers: the model path is a model folder or a .gguf transformers can convert (converted
+here, once, so the run's own load is quick). ``answer=score`` with a backend that cannot score
+stops here too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,16 @@ def check_lm(config: LMConfig) -> None:
                               hint="download the weights beforehand and give their local path")
         require("vllm", "vllm", "The in-process vLLM backend")
         return
-    from llmexplore.lm.backends import make_backend
+    if config.backend == "transformers":
+        from llmexplore.lm.backends.hf_weights import resolve_weights
 
-    make_backend(config).close()
+        require("transformers", "local", "The transformers LM backend")
+        resolve_weights(config.model)
+        return
+    from llmexplore.lm.backends import check_scoring, make_backend
+
+    backend = make_backend(config)
+    try:
+        check_scoring(config, backend)
+    finally:
+        backend.close()

@@ -12,11 +12,15 @@ from llmexplore.errors import ConfigError, UserError
 
 def _lm_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("language model")
-    g.add_argument("--backend", choices=("oracle", "openai", "vllm"), help="default: oracle")
-    g.add_argument("--model", help="served model name (openai) or local weights folder (vllm)")
+    g.add_argument("--backend", choices=("oracle", "openai", "vllm", "transformers"), help="default: oracle")
+    g.add_argument("--model", help="served model name (openai), local weights folder (vllm), or local folder or "
+                                   ".gguf file (transformers)")
     g.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     g.add_argument("--endpoint", choices=("chat", "completion"))
     g.add_argument("--concurrency", type=int, help="openai: requests in flight")
+    g.add_argument("--answer", choices=("generate", "score"),
+                   help="closed-answer questions: generate and parse a reply (default), or score each option")
+    g.add_argument("--max-tokens", type=int, help="most new tokens per reply (default 4096, Motif's setting)")
     g.add_argument("--cache", help="SQLite completion cache (':memory:' for none kept)")
     g.add_argument("--prompts", help="prompt template folder (default: configs/prompts)")
     g.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
@@ -36,7 +40,7 @@ def _lm_config(args: argparse.Namespace) -> Any:
             options[key[len("options."):]] = value
         else:
             data[key] = value
-    for key in ("backend", "model", "base_url", "endpoint", "concurrency", "cache", "prompts"):
+    for key in ("backend", "model", "base_url", "endpoint", "concurrency", "cache", "prompts", "answer", "max_tokens"):
         if getattr(args, key, None) is not None:
             data[key] = getattr(args, key)
     if options:

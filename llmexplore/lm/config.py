@@ -19,14 +19,15 @@ class SamplingParams(BaseModel):
     """Sampling settings; part of every cache key, so changing one never reuses old answers.
 
     Defaults are the published ones for preference and classification annotation
-    (temperature 0.1, top_p 0.95).
+    (temperature 0.1, top_p 0.95, up to 4,096 new tokens: Motif's prompts ask for
+    reasoning first, and a lower cap cuts the answer line off).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     temperature: float = Field(0.1, ge=0.0, le=2.0)
     top_p: float = Field(0.95, gt=0.0, le=1.0)
-    max_tokens: int = Field(512, ge=1)
+    max_tokens: int = Field(4096, ge=1)
     stop: tuple[str, ...] = ()
     seed: int | None = None
     logprobs: int | None = Field(None, ge=0, le=20, description="number of top alternatives per token; None: no logprobs")
@@ -39,8 +40,10 @@ class SamplingParams(BaseModel):
 class LMConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["oracle", "openai", "vllm"] = Field("oracle", description="oracle | openai | vllm")
-    model: str | None = Field(None, description="model name the server serves, or a local weights path (vllm)")
+    backend: Literal["oracle", "openai", "vllm", "transformers"] = Field(
+        "oracle", description="oracle | openai | vllm | transformers")
+    model: str | None = Field(None, description="model name the server serves, or a local weights path "
+                                                "(vllm: folder; transformers: folder or .gguf file)")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. http://host:8000/v1")
     api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key, if any")
     cache: str | None = Field(None, description="SQLite cache file; default: one shared cache under the results dir")
@@ -53,8 +56,13 @@ class LMConfig(BaseModel):
     prompts: str | None = Field(None, description="folder of prompt templates; default: configs/prompts")
     temperature: float = Field(0.1, ge=0.0, le=2.0)
     top_p: float = Field(0.95, gt=0.0, le=1.0)
-    max_tokens: int = Field(512, ge=1)
+    max_tokens: int = Field(4096, ge=1)
     seed: int | None = None
+    answer: Literal["generate", "score"] = Field(
+        "generate", description="closed-answer questions: generate a reply and parse it, or score each "
+                                "option's log-probability after the prompt (transformers, vllm, openai completion)")
+    calibrate: bool = Field(True, description="answer=score: subtract the options' scores for a content-free item "
+                                              "(removes a model's fixed bias toward one option)")
 
     def sampling(self, **overrides: Any) -> SamplingParams:
         values = dict(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)

@@ -5,7 +5,8 @@ accept the usual decoration models add (markdown emphasis, quotes, brackets, a f
 period, a bullet) but never guess: a reply with no valid declared answer, or with
 declared answers that disagree, is a failure with a reason, and the caller asks once
 more before giving up with "unknown". Lines that repeat the prompt word for word (an
-echoed template) are ignored.
+echoed template) are ignored. An answer the reply takes back afterwards ("Preferred: 1
+... wait, message 2 is better") is no answer.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 _DECORATION = " \t*_`'\"()[]{}<>.,;!"
+#: words with which a reply takes back what it just declared
+_RETRACTION = re.compile(r"\b(?:wait|actually|on second thought|correction|scratch that|i mean|i was wrong|"
+                         r"changed? my mind|let me reconsider|oops)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -67,30 +71,41 @@ class DeclaredAnswer:
         start = text.rfind("\n", 0, at) + 1 if len(low) == len(text) else 0
         found: Parsed | None = None
         invalid = 0
+        end = 0
         for m in self._line.finditer(text, start):
             if prompt and _echoed(m.group(0).strip(), prompt):
                 continue
             ok = self._ok.get(self.clean(m.group(1)))
             if ok is None:
                 invalid += 1
-            elif found is None:
+                continue
+            if found is None:
                 found = ok
             elif ok.value != found.value:
                 return fail("conflicting answers")
+            end = m.end()
         if found is None:
             return fail("invalid value" if invalid else "no answer line")
+        if _RETRACTION.search(text, end):
+            return fail("answer retracted")
         return found
 
 
 _BULLET = re.compile(r"^[ \t]*(?:[-*•–]|\d{1,2}[.)])[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 _NONE_WORDS = {"none", "nothing", "no goals", "no goal", "n/a"}
+#: where a goal's stated reason starts ("chop tree: wood is needed", "chop tree - because ...")
+_REASON = re.compile(r"[:(]| [-–—] |\b(?:because|since|so that|to get|in order)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:no|not|never|without|nothing|cannot|can't|don't|doesn't|isn't|won't)\b|n't\b",
+                       re.IGNORECASE)
 
 
 def parse_bullets(text: str | None, prompt: str | None = None, *, max_words: int = 6) -> Parsed:
     """Goal suggestions as bullet lines. ``- none`` (alone) is a valid empty answer.
 
-    A bullet longer than ``max_words`` is prose, not a goal, and is skipped; a reply
-    whose only bullets are prose fails.
+    A goal's stated reason is cut off ("chop tree: it gives wood" is "chop tree"). A
+    negated line ("the player has no wood", "do not attack") is a statement, not a goal,
+    and is skipped, as is a bullet longer than ``max_words`` (prose); a reply whose only
+    bullets are skipped fails.
     """
     if text is None or not text.strip():
         return fail("empty")
@@ -99,10 +114,15 @@ def parse_bullets(text: str | None, prompt: str | None = None, *, max_words: int
     for m in _BULLET.finditer(text):
         if _echoed(m.group(0).strip(), prompt):
             continue
-        goal = " ".join(m.group(1).strip(_DECORATION).lower().split())
-        if goal in _NONE_WORDS:
+        line = m.group(1).strip(_DECORATION).lower()
+        if line.strip() in _NONE_WORDS:
             said_none = True
-        elif goal and len(goal.split()) <= max_words and goal not in goals:
+            continue
+        reason = _REASON.search(line)
+        goal = " ".join((line[:reason.start()] if reason else line).strip(_DECORATION).split())
+        if _NEGATION.search(goal):
+            continue
+        if goal and len(goal.split()) <= max_words and goal not in goals:
             goals.append(goal)
     if goals:
         return Parsed(goals, True)

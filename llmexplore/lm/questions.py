@@ -4,6 +4,14 @@ Every LM-guided method asks one of these. ``ask`` runs a batch through a model w
 shared policy: identical-caption shortcuts need no call, a reply that cannot be parsed
 is asked once more with a format reminder, and a second failure gives the kind's
 "unknown" label, counted. New kinds register with ``register_question_kind``.
+
+A kind with a closed answer set (``score_options``) may instead be answered by scoring:
+when the model's ``answer`` mode is "score", each option's text after the prompt and the
+answer's lead (e.g. "Preferred:") is scored by its log-probability and the best one is the
+label, so every item gets a label and nothing is parsed. By default the scores are
+calibrated (Zhao et al. 2021, "Calibrate Before Use"): the options' log-probabilities for a
+content-free item ("N/A" in every field) are subtracted, which removes a small model's
+preference for an option regardless of the item (e.g. Gemma 3 270M's for "1").
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Hashable, Sequence
 
 from llmexplore.errors import ConfigError
-from llmexplore.lm.base import LanguageModel
+from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.parsing import DeclaredAnswer, Parsed, parse_bullets, parse_code_block
 from llmexplore.lm.templates import PromptLibrary, Template, flatten, load_prompts
@@ -31,6 +39,11 @@ class Question(ABC):
     unknown: ClassVar[Any] = None
     #: how the prompt asks for the answer (repeated in the retry reminder)
     answer_format: ClassVar[str]
+    #: closed answer set for ``answer=score``: the text starting the answer line, and option text -> label
+    score_lead: ClassVar[str] = ""
+    score_options: ClassVar[dict[str, Any]] = {}
+    #: the content-free item used to calibrate scores
+    neutral_item: ClassVar[Any] = "N/A"
 
     def __init__(self, version: str = "default", prompts: PromptLibrary | str | None = None):
         self.prompts = prompts if isinstance(prompts, PromptLibrary) else load_prompts(prompts)
@@ -80,6 +93,9 @@ class MotifPreference(Question):
     ANSWER = DeclaredAnswer("Preferred", {"1": LABEL_FIRST, "2": LABEL_SECOND, "none": LABEL_TIE,
                                           "message 1": LABEL_FIRST, "message 2": LABEL_SECOND},
                             answer_format)
+    score_lead = "Preferred:"
+    score_options = {" 1": LABEL_FIRST, " 2": LABEL_SECOND, " none": LABEL_TIE}
+    neutral_item = ("N/A", "N/A")
 
     def __init__(self, goal: str = "defaultgoal", version: str = "default",
                  prompts: PromptLibrary | str | None = None):
@@ -114,6 +130,8 @@ class OniClassification(Question):
     kind = "oni_classification"
     answer_format = "Verdict: helpful or Verdict: unhelpful"
     ANSWER = DeclaredAnswer("Verdict", {"helpful": 1, "unhelpful": 0, "not helpful": 0}, answer_format)
+    score_lead = "Verdict:"
+    score_options = {" helpful": 1, " unhelpful": 0}
 
     def __init__(self, goal: str = "defaultgoal", version: str = "default",
                  prompts: PromptLibrary | str | None = None):
@@ -153,6 +171,9 @@ class HousekeepPlacement(Question):
     kind = "housekeep_placement"
     answer_format = "Answer: yes or Answer: no"
     ANSWER = DeclaredAnswer("Answer", {"yes": True, "no": False}, answer_format)
+    score_lead = "Answer:"
+    score_options = {" yes": True, " no": False}
+    neutral_item = ("N/A", "N/A", "N/A")
 
     def fields(self, item: tuple[str, str, str]) -> dict[str, str]:
         obj, receptacle, room = item
@@ -222,7 +243,7 @@ def make_question(kind: str, **kwargs: Any) -> Question:
 @dataclass
 class AskResult:
     labels: list[Any]
-    #: prompts sent (first asks and retries), shortcuts taken, retries, final failures
+    #: prompts sent (first asks and retries, or scored), shortcuts taken, retries, final failures
     asked: int = 0
     shortcuts: int = 0
     retried: int = 0
@@ -230,8 +251,17 @@ class AskResult:
     failure_reasons: Counter = field(default_factory=Counter)
 
 
+def answer_mode(lm: LanguageModel, question: Question) -> str:
+    """"score" when the model is set to score and the question has a closed answer set, else "generate"."""
+    return "score" if getattr(lm, "answer", "generate") == "score" and question.score_options else "generate"
+
+
 def ask(lm: LanguageModel, question: Question, items: Sequence[Any], params: SamplingParams) -> AskResult:
-    """Labels for ``items`` in order. Raises what the model raises (e.g. ``LMUnavailableError``)."""
+    """Labels for ``items`` in order. Raises what the model raises (e.g. ``LMUnavailableError``).
+
+    Generated replies are parsed; a reply cut off by the token limit loses its unfinished
+    last line first (a half-written goal or answer is not an answer).
+    """
     labels: list[Any] = [question.unknown] * len(items)
     result = AskResult(labels)
     todo: list[int] = []
@@ -246,11 +276,22 @@ def ask(lm: LanguageModel, question: Question, items: Sequence[Any], params: Sam
             prompts.append(question.prompt(item))
     if not todo:
         return result
+    if answer_mode(lm, question) == "score":
+        options = list(question.score_options)
+        calibrate = getattr(lm, "calibrate", True)
+        scored = lm.score(prompts + ([question.prompt(question.neutral_item)] if calibrate else []),
+                          question.score_lead, options)
+        prior = scored.pop() if calibrate else [0.0] * len(options)
+        for i, scores in zip(todo, scored):
+            best = max(range(len(options)), key=lambda o: scores[o] - prior[o])
+            labels[i] = question.score_options[options[best]]
+        result.asked += len(prompts)
+        return result
     replies = lm.generate(prompts, params)
     result.asked += len(prompts)
     again: list[int] = []
     for j, (i, reply) in enumerate(zip(todo, replies)):
-        parsed = question.parse(reply.text, prompts[j])
+        parsed = question.parse(_finished(reply), prompts[j])
         if parsed.ok:
             labels[i] = parsed.value
         else:
@@ -261,10 +302,18 @@ def ask(lm: LanguageModel, question: Question, items: Sequence[Any], params: Sam
         result.asked += len(retry_prompts)
         result.retried += len(again)
         for j, prompt, reply in zip(again, retry_prompts, replies):
-            parsed = question.parse(reply.text, prompt)
+            parsed = question.parse(_finished(reply), prompt)
             if parsed.ok:
                 labels[todo[j]] = parsed.value
             else:
                 result.unknown += 1
                 result.failure_reasons[parsed.reason] += 1
     return result
+
+
+def _finished(reply: Completion) -> str:
+    """The reply's text without a last line the token limit cut off."""
+    text = reply.text
+    if reply.finish_reason == "length" and text and not text.endswith("\n"):
+        return text[:text.rfind("\n") + 1]
+    return text

@@ -26,7 +26,7 @@ from llmexplore.envs.housekeep.vocab import RECEPTACLE_ALIASES, normalize
 from llmexplore.errors import ConfigError
 
 #: answer(object, receptacle, room) -> should the object be stored there?
-AnswerFn = Callable[[str, str, str], bool]
+AnswerFn = Callable[[str, str, str], "bool | None"]
 
 
 class PlacementJudge:
@@ -99,7 +99,8 @@ def suggest(view: View, answer: AnswerFn, known_receptacles: Iterable[tuple[str,
     Carrying X: "place X on R" for every known receptacle R (pairs of room type and
     category; default: those of the current room; ELLM uses every receptacle seen so far in
     the episode) that ``answer`` endorses. Empty-handed: "pick X" for every object in view
-    whose current receptacle ``answer`` rejects. Objects in ``skip`` (e.g. already placed
+    whose current receptacle ``answer`` rejects. An unknown answer (``None``) suggests
+    neither. Objects in ``skip`` (e.g. already placed
     as suggested) get no suggestions. Duplicates are dropped; order follows the input.
     """
     out: dict[str, Suggestion] = {}
@@ -109,14 +110,16 @@ def suggest(view: View, answer: AnswerFn, known_receptacles: Iterable[tuple[str,
         pool = list(known_receptacles) if known_receptacles is not None else \
             [(view.room_type, r) for r in view.receptacles]
         for room_type, receptacle in pool:
-            if answer(view.held, receptacle, room_type):
+            belongs = answer(view.held, receptacle, room_type)
+            if belongs is not None and belongs:
                 s = Suggestion("place", view.held, receptacle, room_type)
                 out.setdefault(s.text, s)
     else:
         for placed in view.objects:
             if placed.obj in skip:
                 continue
-            if not answer(placed.obj, placed.receptacle, view.room_type):
+            belongs = answer(placed.obj, placed.receptacle, view.room_type)
+            if belongs is not None and not belongs:
                 s = Suggestion("pick", placed.obj)
                 out.setdefault(s.text, s)
     return list(out.values())

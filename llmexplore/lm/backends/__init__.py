@@ -10,7 +10,7 @@ from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.config import LMConfig
 
-BACKENDS = ("oracle", "openai", "vllm")
+BACKENDS = ("oracle", "openai", "vllm", "transformers")
 
 
 def make_backend(config: LMConfig) -> LanguageModel:
@@ -36,6 +36,11 @@ def make_backend(config: LMConfig) -> LanguageModel:
         from llmexplore.lm.backends.vllm_backend import VLLMBackend
 
         return VLLMBackend(config.model, endpoint=config.endpoint, **options)
+    if config.backend == "transformers":
+        from llmexplore.lm.backends.transformers_backend import TransformersBackend
+
+        _only(options, {"system", "device", "dtype", "batch_size", "threads"}, "transformers")
+        return TransformersBackend(config.model, endpoint=config.endpoint, **options)
     raise ConfigError(f"unknown LM backend {config.backend!r}", hint=f"backends: {', '.join(BACKENDS)}")
 
 
@@ -49,10 +54,28 @@ def make_lm(config: LMConfig | dict[str, Any] | None = None, *, cache_dir: str |
     cache = LMCache(config.cache_path(cache_dir))
     try:
         backend = make_backend(config)
+        try:
+            check_scoring(config, backend)
+        except BaseException:
+            backend.close()
+            raise
     except BaseException:
         cache.close()
         raise
-    return CachedLM(backend, cache)
+    lm = CachedLM(backend, cache)
+    lm.answer = config.answer
+    lm.calibrate = config.calibrate
+    return lm
+
+
+def check_scoring(config: LMConfig, backend: LanguageModel) -> None:
+    """``answer=score`` needs a backend that scores answer options; say so before any work starts."""
+    if config.answer == "score" and not backend.supports_scoring:
+        raise ConfigError(f"answer=score needs log-probabilities of answer options, which the "
+                          f"{backend.name} backend does not give",
+                          hint="use answer=generate with this backend, or the transformers or vllm backend "
+                               "(or openai with endpoint=completion on a server that echoes prompt "
+                               "log-probabilities)")
 
 
 def parse_lm_config(data: dict[str, Any], source: str = "LM settings") -> LMConfig:

@@ -10,6 +10,11 @@ Invalid requests (400) and a wrong model name (404) stop at once with a clear er
 With the completion endpoint, ``prompts_per_request`` > 1 sends several prompts in one
 request (the API's list-valued ``prompt``; vLLM and ``llmexplore lm serve`` accept it),
 which cuts the client's per-request cost when the model is fast.
+
+Answer scoring (``score``) needs the completion endpoint and a server that echoes the
+prompt's token log-probabilities (``echo`` with ``logprobs``, as vLLM's server does): the
+prompt, the answer's lead and each option are sent as one text, and the option's score is
+the sum over the tokens that start at or after the option.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ class OpenAIBackend(LanguageModel):
         if prompts_per_request < 1 or (prompts_per_request > 1 and endpoint != "completion"):
             raise LMRequestError("prompts_per_request > 1 needs the completion endpoint (chat takes one prompt)")
         self.prompts_per_request = prompts_per_request
+        self.supports_scoring = endpoint == "completion"
         self._api_key = api_key or "EMPTY"
         self._rng = random.Random()
         #: attempts that failed and were retried, by cause (for reports and tests)
@@ -179,6 +185,39 @@ class OpenAIBackend(LanguageModel):
             return [c for group in answers for c in group]  # type: ignore[union-attr]
 
         return self._run(batch())
+
+    def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        if not self.supports_scoring:
+            return super().score(prompts, lead, options)
+        contexts = [p + "\n" + lead for p in prompts]
+        texts = [ctx + o for ctx in contexts for o in options]
+
+        async def batch() -> list[float]:
+            return list(await asyncio.gather(*(self._score_one(t, len(t) - len(options[i % len(options)]))
+                                                for i, t in enumerate(texts))))
+
+        flat = self._run(batch())
+        return [flat[i * len(options):(i + 1) * len(options)] for i in range(len(prompts))]
+
+    async def _score_one(self, text: str, start: int) -> float:
+        client = await self._slots.get()
+        try:
+            data = await self._post(client, "/completions", {"model": self._model, "prompt": text, "echo": True,
+                                                             "logprobs": 0, "max_tokens": 1, "temperature": 0.0})
+        finally:
+            self._slots.put_nowait(client)
+        lp = (_choices(data, 1)[0].get("logprobs") or {})
+        offsets, values = lp.get("text_offset"), lp.get("token_logprobs")
+        if not offsets or not values or len(offsets) < 2:
+            raise LMRequestError(f"the LM server at {self.base_url} returned no prompt log-probabilities",
+                                 hint="answer=score needs a server that supports echo with logprobs on "
+                                      "/completions (e.g. vLLM); use answer=generate otherwise")
+        # the echoed prompt's tokens come first; a token that starts inside the option belongs to it
+        total = 0.0
+        for offset, value in zip(offsets, values):
+            if offset >= start and offset < len(text) and value is not None:
+                total += float(value)
+        return total
 
     async def _one(self, prompts: list[str], params: SamplingParams) -> list[Completion]:
         client = await self._slots.get()

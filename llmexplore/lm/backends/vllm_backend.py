@@ -4,6 +4,11 @@ vLLM is imported only when this backend is built, so the rest of the suite never
 it. ``model`` is a local weights folder (nothing is downloaded at run time); options go
 to ``vllm.LLM`` (e.g. ``tensor_parallel_size``, ``gpu_memory_utilization``,
 ``max_model_len``, ``dtype``). vLLM batches the whole prompt list itself.
+
+Answer scoring (``score``) reads each option's tokens' log-probabilities from vLLM's
+``prompt_logprobs`` over the prompt followed by the option (token ids, so the option's
+tokens are exactly the ones scored); vLLM's prefix caching shares the prompt's work
+across options.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from llmexplore.lm.config import SamplingParams
 
 class VLLMBackend(LanguageModel):
     supports_logprobs = True
+    supports_scoring = True
 
     def __init__(self, model: str | None, *, endpoint: str = "chat", system: str | None = None, **llm_options: Any):
         if not model:
@@ -51,6 +57,31 @@ class VLLMBackend(LanguageModel):
         else:
             outputs = self._llm.generate(list(prompts), sp, use_tqdm=False)
         return [_completion(o.outputs[0], params) for o in outputs]
+
+    def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        tokenizer = self._llm.get_tokenizer()
+        option_ids = [tokenizer(o, add_special_tokens=False).input_ids for o in options]
+        contexts = []
+        for p in prompts:
+            if self.endpoint == "chat":
+                messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
+                    {"role": "user", "content": p}]
+                text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True) + lead
+                contexts.append(tokenizer(text, add_special_tokens=False).input_ids)
+            else:
+                contexts.append(tokenizer(p + "\n" + lead).input_ids)
+        requests = [{"prompt_token_ids": ctx + opt} for ctx in contexts for opt in option_ids]
+        sp = self._vllm.SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0)
+        outputs = self._llm.generate(requests, sp, use_tqdm=False)
+        scores: list[list[float]] = []
+        for c, ctx in enumerate(contexts):
+            row = []
+            for o, opt in enumerate(option_ids):
+                out = outputs[c * len(option_ids) + o]
+                ids = ctx + opt
+                row.append(sum(float(out.prompt_logprobs[j][ids[j]].logprob) for j in range(len(ctx), len(ids))))
+            scores.append(row)
+        return scores
 
     def close(self) -> None:
         self._llm = None

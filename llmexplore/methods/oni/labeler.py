@@ -37,6 +37,9 @@ class LazyLM(LanguageModel):
         self._lm: LanguageModel | None = None
         self._lock = threading.Lock()
         self.name = f"lazy-{config.backend}"
+        # how closed-answer questions are asked (``questions.ask`` reads these before the model exists)
+        self.answer = config.answer
+        self.calibrate = config.calibrate
 
     def _built(self) -> LanguageModel:
         with self._lock:
@@ -52,6 +55,9 @@ class LazyLM(LanguageModel):
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         return self._built().generate(prompts, params)
+
+    def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        return self._built().score(prompts, lead, options)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,223 @@
+"""Backend ``transformers``: a local model run in-process with Hugging Face transformers, CPU or GPU.
+
+``model`` is a local model folder or a single .gguf file (converted once and cached, see
+``hf_weights``). Prompts go through the model's chat template when it has one and the
+endpoint is ``chat``; a base model without a template gets the plain prompt.
+
+Two ways to answer: ``generate`` (batched sampling with the shared defaults, optional
+per-token log-probabilities) and ``score`` (the log-probability of each closed answer
+option after the prompt). Scoring is one forward pass per prompt: rows that differ only
+in their option's last token are merged (the option's tokens are read from the logits at
+every position of one row), the token prefix every row of a batch shares (the template's
+head) is run once and its key/value cache reused, and the vocabulary projection is
+applied only at the positions an option needs.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Sequence
+
+from llmexplore.errors import ConfigError, require
+from llmexplore.lm.backends.hf_weights import resolve_weights
+from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
+from llmexplore.lm.config import SamplingParams
+
+
+class TransformersBackend(LanguageModel):
+    supports_logprobs = True
+    supports_scoring = True
+
+    def __init__(self, model: str | None, *, endpoint: str = "chat", system: str | None = None,
+                 device: str | None = None, dtype: str = "float32", batch_size: int = 16,
+                 threads: int | None = None):
+        path = resolve_weights(model)
+        torch = require("torch", "local", "The transformers LM backend")
+        transformers = require("transformers", "local", "The transformers LM backend")
+        if batch_size < 1:
+            raise ConfigError("the transformers backend's batch_size must be at least 1")
+        if not hasattr(torch, dtype):
+            raise ConfigError(f"unknown dtype {dtype!r}", hint="float32, bfloat16 or float16")
+        if threads:
+            torch.set_num_threads(int(threads))
+        self._torch = torch
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
+            self.model = transformers.AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype))
+        except (ValueError, OSError, KeyError) as exc:
+            raise ConfigError(f"transformers cannot load the model in {path}: {exc}",
+                              hint="check that the folder holds a complete causal language model") from None
+        self.model.to(self.device).eval()
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.chat = endpoint == "chat" and bool(getattr(self.tokenizer, "chat_template", None))
+        self.name = f"transformers-{'chat' if self.chat else 'completion'}"
+        self.system = system
+        self.batch_size = batch_size
+        self._model_id = Path(model).expanduser().name.removesuffix(".gguf")  # type: ignore[arg-type]
+        self._prefix: tuple[tuple[int, ...], Any] | None = None
+        self._option_ids: dict[tuple[str, ...], list[list[int]]] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    # -- prompts ---------------------------------------------------------------------------
+    def render(self, prompt: str) -> str:
+        if not self.chat:
+            return prompt
+        messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
+            {"role": "user", "content": prompt}]
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def _ids(self, text: str) -> list[int]:
+        # a rendered chat template already holds the special tokens it needs
+        return self.tokenizer(text, add_special_tokens=not self.chat).input_ids
+
+    # -- generation ------------------------------------------------------------------------
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        out: list[Completion] = []
+        for start in range(0, len(prompts), self.batch_size):
+            out.extend(self._generate(prompts[start:start + self.batch_size], params))
+        return out
+
+    def _generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        torch, tok = self._torch, self.tokenizer
+        tok.padding_side = "left"
+        enc = tok([self.render(p) for p in prompts], return_tensors="pt", padding=True,
+                  add_special_tokens=not self.chat).to(self.device)
+        kwargs: dict[str, Any] = dict(max_new_tokens=params.max_tokens, pad_token_id=tok.pad_token_id,
+                                      return_dict_in_generate=True, output_logits=params.logprobs is not None)
+        if params.temperature > 0:
+            kwargs.update(do_sample=True, temperature=params.temperature, top_p=params.top_p, top_k=0)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if params.stop:
+            kwargs.update(stop_strings=list(params.stop), tokenizer=tok)
+        if params.seed is not None:
+            torch.manual_seed(params.seed)
+        with torch.inference_mode():
+            result = self.model.generate(**enc, **kwargs)
+        new = result.sequences[:, enc["input_ids"].shape[1]:].tolist()
+        stops = set(_as_list(self.model.generation_config.eos_token_id)) | {tok.eos_token_id}
+        completions = []
+        for row, ids in enumerate(new):
+            end = next((k for k, t in enumerate(ids) if t in stops), None)
+            kept = ids if end is None else ids[:end]
+            text = tok.decode(kept, skip_special_tokens=True)
+            finish = "stop" if end is not None else "length"
+            for s in params.stop:  # a stop string ends the text where it starts, as the API does
+                if s in text:
+                    text, finish = text[:text.index(s)], "stop"
+            logprobs = None
+            if params.logprobs is not None:
+                logprobs = tuple(self._token_logprob(result.logits[k][row], t, params.logprobs)
+                                 for k, t in enumerate(kept))
+            completions.append(Completion(text, finish, logprobs))
+        return completions
+
+    def _token_logprob(self, logits: Any, token: int, top: int) -> TokenLogprob:
+        lp = self._torch.log_softmax(logits.float(), dim=-1)
+        alternatives = {}
+        if top:
+            values, ids = lp.topk(top)
+            alternatives = {self.tokenizer.decode([i]): float(v) for v, i in zip(values.tolist(), ids.tolist())}
+        return TokenLogprob(self.tokenizer.decode([token]), float(lp[token]), alternatives)
+
+    # -- answer scoring --------------------------------------------------------------------
+    def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        """log P(option | prompt, lead) for every option of every prompt (summed over the option's tokens)."""
+        key = tuple(options)
+        if key not in self._option_ids:
+            ids = [self.tokenizer(o, add_special_tokens=False).input_ids for o in options]
+            if any(not i for i in ids):
+                raise ConfigError(f"an answer option of {list(options)} is empty after tokenisation")
+            self._option_ids[key] = ids
+        option_ids = self._option_ids[key]
+        joint = "" if self.chat else "\n"
+        contexts = [self._ids(self.render(p) + joint + lead) for p in prompts]
+        scores: list[list[float]] = []
+        for start in range(0, len(contexts), self.batch_size):
+            scores.extend(self._score(contexts[start:start + self.batch_size], option_ids))
+        return scores
+
+    def _score(self, contexts: list[list[int]], option_ids: list[list[int]]) -> list[list[float]]:
+        torch = self._torch
+        # one row per context and distinct option head: options that differ only in their last token share it
+        heads = _maximal([tuple(o[:-1]) for o in option_ids])
+        owner = [next(h for h, head in enumerate(heads) if head[:len(o) - 1] == tuple(o[:-1])) for o in option_ids]
+        rows = [ctx + list(head) for ctx in contexts for head in heads]
+        prefix_len, cache = self._shared_prefix(rows)
+        suffixes = [r[prefix_len:] for r in rows]
+        width = max(len(s) for s in suffixes)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in suffixes], device=self.device)
+        mask = torch.zeros((len(rows), prefix_len + width), dtype=torch.long, device=self.device)
+        for r, s in enumerate(suffixes):
+            mask[r, :prefix_len + len(s)] = 1
+        # positions (row, index in the suffix) whose next-token distribution an option token needs
+        wanted: dict[tuple[int, int], int] = {}
+        plan: list[list[list[tuple[int, int]]]] = []
+        for c, ctx in enumerate(contexts):
+            per_option = []
+            for o, opt in enumerate(option_ids):
+                row = c * len(heads) + owner[o]
+                first = len(ctx) - 1 - prefix_len
+                per_option.append([(wanted.setdefault((row, first + j), len(wanted)), tok)
+                                   for j, tok in enumerate(opt)])
+            plan.append(per_option)
+        with torch.inference_mode():
+            past = None
+            if cache is not None:
+                past = copy.deepcopy(cache)
+                past.batch_repeat_interleave(len(rows))
+            hidden = self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
+                                              use_cache=past is not None).last_hidden_state
+            where = list(wanted)
+            picked = hidden[[r for r, _ in where], [i for _, i in where]]
+            logits = self.model.get_output_embeddings()(picked).float()
+            cap = getattr(self.model.config, "final_logit_softcapping", None)
+            if cap:
+                logits = torch.tanh(logits / cap) * cap
+            logp = torch.log_softmax(logits, dim=-1)
+        return [[float(sum(logp[k, t] for k, t in steps)) for steps in per_option] for per_option in plan]
+
+    def _shared_prefix(self, rows: list[list[int]]) -> tuple[int, Any]:
+        """The token prefix all rows share (kept once, its key/value cache reused by later batches)."""
+        shortest = min(len(r) for r in rows)
+        common = 0
+        first = rows[0]
+        while common < shortest - 1 and all(r[common] == first[common] for r in rows):
+            common += 1
+        if self._prefix is not None:
+            kept, cache = self._prefix
+            if len(kept) <= common and tuple(first[:len(kept)]) == kept:
+                return len(kept), cache
+        if common < 8:  # not worth a separate pass
+            return 0, None
+        ids = self._torch.tensor([first[:common]], device=self.device)
+        with self._torch.inference_mode():
+            cache = self.model.get_decoder()(input_ids=ids, use_cache=True).past_key_values
+        self._prefix = (tuple(first[:common]), cache)
+        return common, cache
+
+    def close(self) -> None:
+        self.model = None
+        self._prefix = None
+
+
+def _maximal(heads: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The heads that are no other head's prefix (each other head is read from one of them)."""
+    out: list[tuple[int, ...]] = []
+    for head in sorted(set(heads), key=len, reverse=True):
+        if not any(h[:len(head)] == head for h in out):
+            out.append(head)
+    return out
+
+
+def _as_list(value: Any) -> list[int]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [int(value)]

