@@ -147,3 +147,15 @@ def test_paths_identical_for_20000_steps(tmp_path):
     for name in ("place_table", "place_furnace", "place_stone", "place_plant", "make_wood_pickaxe",
                  "make_stone_pickaxe", "collect_wood", "collect_stone", "wake_up"):
         assert seen[f"achievement_{name}"] >= 1, name
+
+
+def test_run_record_names_the_crafter_path(monkeypatch):
+    from llmexplore.benchmarks.cell import environment_info
+    from llmexplore.envs import make_adapter
+
+    crafter_adapter = make_adapter("crafter:reward-free")
+    monkeypatch.delenv(RENDER_ENV, raising=False)
+    info = environment_info(crafter_adapter)
+    assert info["crafter_render"] == "accelerated" and info["crafter"] == "1.8.3"
+    monkeypatch.setenv(RENDER_ENV, "reference")
+    assert crafter_adapter.environment_info()["crafter_render"] == "reference"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from typing import Any, Mapping, Sequence
 
@@ -232,6 +233,10 @@ class CrafterAdapter(EnvAdapter):
         """Crafter's analysis counts steps as the running sum of episode lengths; so do we,
         so that Crafter's own scripts on our stats.jsonl give the score in our record."""
         return crafter_stats.within_budget_by_length(episodes, budget)
+
+    def environment_info(self) -> dict[str, Any]:
+        """Crafter's version and which path simulated it (``LLMEXPLORE_CRAFTER_RENDER``)."""
+        return {"crafter": importlib.metadata.version("crafter"), "crafter_render": render_path()}
 
     def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> CrafterEnv:
         env = CrafterEnv(reward=not self.task.reward_free, extra_keys=extra_keys)
