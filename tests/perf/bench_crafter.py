@@ -1,4 +1,4 @@
-"""Crafter steps/s: stock crafter.Env, our adapter on Crafter's own code (reference) and on the accelerated path.
+"""Crafter steps/s: stock crafter.Env, our adapter on Crafter's own code (reference) and accelerated.
 
     PYTHONPATH=. nice -n 10 python tests/perf/bench_crafter.py [--repeats 5] [--steps 3000]
         [--train-steps 20000] [--train-repeats 3] [--modes serial workers2] [--skip-training]
@@ -102,8 +102,9 @@ def main() -> None:
                           for path in ("reference", "accelerated")}, args.train_repeats)
         rates = report(runs, "env steps/s")
         speedup = rates["accelerated"] / rates["reference"]
-        print(f"  accelerated / reference = {speedup:.2f}x;  1M steps: reference "
-              f"{1e6 / rates['reference'] / 60:.0f} min, accelerated {1e6 / rates['accelerated'] / 60:.0f} min")
+        minutes = {path: 1e6 / rate / 60 for path, rate in rates.items()}
+        print(f"  accelerated / reference = {speedup:.2f}x;  1M steps: "
+              f"reference {minutes['reference']:.0f} min, accelerated {minutes['accelerated']:.0f} min")
         if mode == "serial":
             # serial training alternates sampling and learning, so time per step adds up
             env_share = rates["accelerated"] / env["accelerated"]

@@ -107,7 +107,8 @@ class _AcceleratedCrafter(_ReproducibleCrafter):
         obs = self._obs()
         reward = (player.health - self._last_health) / 10
         self._last_health = player.health
-        unlocked = {name for name, count in player.achievements.items() if count > 0 and name not in self._unlocked}
+        unlocked = {
+            name for name, count in player.achievements.items() if count > 0 and name not in self._unlocked}
         if unlocked:
             self._unlocked |= unlocked
             reward += 1.0

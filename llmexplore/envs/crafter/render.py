@@ -81,7 +81,7 @@ _NIGHT_SATURATION, _SLEEP_SATURATION = 0.4, 0.0  # their ImageEnhance.Color fact
 
 @functools.lru_cache(1)
 def _colour_tables() -> tuple[np.ndarray, np.ndarray] | None:
-    """Pillow's Image.blend results for every (grey, colour) pair at both factors; None if our grey differs."""
+    """Pillow's Image.blend results per (grey, colour) pair at both factors; None if our grey differs."""
     rng = np.random.default_rng(0)
     sample = np.concatenate([rng.integers(0, 256, (1 << 16, 3)), np.repeat(np.arange(256)[:, None], 3, 1),
                              np.eye(3, dtype=np.int64) * 255]).astype(np.uint8)[None]
@@ -100,7 +100,8 @@ def _grey(rgb: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _lit(canvas, night, daylight, sleeping, night_table, sleep_table, night_tint, sleep_tint):  # pragma: no cover
+def _lit(canvas, night, daylight, sleeping,
+         night_table, sleep_table, night_tint, sleep_tint):  # pragma: no cover - compiled
     """LocalView._light (then _sleep) on uint8 input, truncated to uint8; same float64 steps as Crafter."""
     width, height = canvas.shape[0], canvas.shape[1]
     out = np.empty((width, height, 3), np.uint8)
@@ -146,7 +147,8 @@ class FastLocalView(engine.LocalView):
         night = canvas
         if daylight < 0.5:  # LocalView._light's condition; _noise draws from the world's generator
             night = self._noise(night, 2 * (0.5 - daylight), 0.5).astype(np.uint8)
-        return _lit(canvas, night, np.float64(daylight), bool(player.sleeping), *tables, _NIGHT_TINT, _SLEEP_TINT)
+        return _lit(canvas, night, np.float64(daylight), bool(player.sleeping),
+                    *tables, _NIGHT_TINT, _SLEEP_TINT)
 
     def _atlas(self, unit: tuple[int, int]) -> _CellAtlas:
         atlas = self._atlases.get(unit)

@@ -1,4 +1,4 @@
-"""Crafter's world generation (crafter 1.8.3 ``worldgen.generate_world``), computed per grid instead of per tile.
+"""Crafter's world generation (crafter 1.8.3 ``worldgen.generate_world``), per grid instead of per tile.
 
 The same world, bit for bit, because each step is the same arithmetic:
 
@@ -153,7 +153,7 @@ def _exp_per_scalar(values: np.ndarray) -> np.ndarray:
 
 
 def _draws(random: np.random.RandomState, bound: int, consume) -> tuple:
-    """Run ``consume(uniforms)`` on pre-drawn uniforms, then leave ``random`` as if it drew only those used."""
+    """``consume(uniforms)`` on pre-drawn uniforms; ``random`` is then left as if it drew only those used."""
     state = random.get_state()
     result = consume(random.uniform(size=bound))
     used = result[-1]
