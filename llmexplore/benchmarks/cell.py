@@ -233,7 +233,8 @@ def _trim_logs(run_dir: Path, files: RunFiles, resume_steps: int) -> None:
             rewrite_jsonl(path, [r for r in read_jsonl(path) if r.get("env_steps", 0) <= resume_steps])
 
 
-def environment_info() -> dict[str, Any]:
+def environment_info(adapter=None) -> dict[str, Any]:
+    """Versions, git commit and host; plus what ``adapter`` says about how its environment runs."""
     import sample_factory
     import torch
 
@@ -257,6 +258,8 @@ def environment_info() -> dict[str, Any]:
             info["git_dirty"] = bool(dirty.stdout.strip())
     except (OSError, subprocess.SubprocessError):
         pass
+    if adapter is not None:
+        info.update(adapter.environment_info())
     return info
 
 
@@ -265,7 +268,7 @@ def _base_record(resolved, run_dir, files, started_at, previous, sessions, resum
         status="running",
         cell=cell_id(resolved),
         spec=resolved.resolved_dict(),
-        environment=environment_info(),
+        environment=environment_info(resolved.adapter),
         started_at=previous.started_at if previous else started_at,
         updated_at=started_at,
         budget=resolved.budget,

@@ -63,6 +63,10 @@ class EnvAdapter(ABC):
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         """Benchmark metrics over episodes (each one a row of episode stats)."""
 
+    def environment_info(self) -> dict[str, Any]:
+        """Facts about how this environment is simulated that the run record keeps (e.g. versions)."""
+        return {}
+
     #: how many of the last training episodes the final metrics average (None: all of them)
     final_window: ClassVar[int | None] = 100
 

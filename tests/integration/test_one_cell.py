@@ -52,6 +52,7 @@ def test_rnd_on_crafter_reward_free(tmp_path):
     assert record.curve and record.files.checkpoints
     assert record.final_metrics["intrinsic_return"] > 0
     assert record.spec["ext_coef"] == 0.0 and record.spec["int_coef"] == 0.5
+    assert record.environment["crafter_render"] == "accelerated"
 
 
 def test_rnd_on_nethack_score(tmp_path):

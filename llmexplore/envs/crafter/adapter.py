@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 from typing import Any, Mapping, Sequence
 
 import crafter
+from crafter import objects as crafter_objects
 import gymnasium as gym
 import numpy as np
 
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter
 from llmexplore.envs.crafter import stats as crafter_stats
-from llmexplore.envs.crafter import text
+from llmexplore.envs.crafter import text, worldgen
+from llmexplore.envs.crafter.render import FastItemView, FastLocalView, FastSemanticView
 from llmexplore.errors import ConfigError
 
 VIEW_W, VIEW_H = 9, 7  # cells of the world the agent sees (Crafter's 9x9 view minus 2 item rows)
 ACTIONS = tuple(crafter.constants.actions)
 EXTRA_KEYS = ("semantic",)
+#: environment variable choosing how Crafter is simulated (see docs/crafter.md)
+RENDER_ENV = "LLMEXPLORE_CRAFTER_RENDER"
+RENDER_PATHS = ("accelerated", "reference")
+
+
+def render_path() -> str:
+    """The Crafter path this process uses: ``accelerated`` (default) or Crafter's own ``reference`` code."""
+    value = os.environ.get(RENDER_ENV, "").strip() or RENDER_PATHS[0]
+    if value not in RENDER_PATHS:
+        raise ConfigError(f"unknown {RENDER_ENV}={value!r}",
+                          hint=f"set it to one of {list(RENDER_PATHS)} or leave it unset (accelerated)")
+    return value
 
 
 def _observation_space(extra_keys: Sequence[str] = ()) -> gym.spaces.Dict:
@@ -44,6 +60,82 @@ class _ReproducibleCrafter(crafter.Env):
         return super()._balance_object(chunk, ordered, *args, **kwargs)
 
 
+class _AcceleratedCrafter(_ReproducibleCrafter):
+    """_ReproducibleCrafter with cached-cell rendering and grid world generation: same worlds, same pixels.
+
+    The game itself (objects and their updates, balancing) is Crafter's; what differs is
+    how views are drawn, how the world is computed, and the distance test in ``step``.
+    tests/unit/test_crafter_accelerated.py checks every observation, reward and info
+    against the reference path.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._local_view = FastLocalView(self._world, self._textures, self._local_view._grid)
+        self._item_view = FastItemView(self._textures, self._item_view._grid)
+        self._sem_view = FastSemanticView(self._world, list(self._sem_view._obj_ids))
+        self._update_reach = 2 * max(int(v) for v in self._view)
+
+    def reset(self):
+        # crafter.Env.reset (1.8.3) line for line, with our generate_world
+        center = (self._world.area[0] // 2, self._world.area[1] // 2)
+        self._episode += 1
+        self._step = 0
+        self._world.reset(seed=hash((self._seed, self._episode)) % (2 ** 31 - 1))
+        self._update_time()
+        self._player = crafter_objects.Player(self._world, center)
+        self._last_health = self._player.health
+        self._world.add(self._player)
+        self._unlocked = set()
+        worldgen.generate_world(self._world, self._player)
+        return self._obs()
+
+    def step(self, action):
+        # crafter.Env.step (1.8.3) line for line, except that the distance from the player,
+        # np.abs(obj.pos - player.pos).sum(), is taken on Python ints (the same integer)
+        self._step += 1
+        self._update_time()
+        player = self._player
+        player.action = crafter.constants.actions[action]
+        for obj in self._world.objects:
+            (px, py), (ox, oy) = player.pos.tolist(), obj.pos.tolist()
+            if abs(ox - px) + abs(oy - py) < self._update_reach:
+                obj.update()
+        if self._step % 10 == 0:
+            for chunk, objs in self._world.chunks.items():
+                self._balance_chunk(chunk, objs)
+        obs = self._obs()
+        reward = (player.health - self._last_health) / 10
+        self._last_health = player.health
+        unlocked = {
+            name for name, count in player.achievements.items() if count > 0 and name not in self._unlocked}
+        if unlocked:
+            self._unlocked |= unlocked
+            reward += 1.0
+        dead = player.health <= 0
+        over = self._length and self._step >= self._length
+        done = dead or over
+        info = {
+            "inventory": player.inventory.copy(),
+            "achievements": player.achievements.copy(),
+            "discount": 1 - float(dead),
+            "semantic": self._sem_view(),
+            "player_pos": player.pos,
+            "reward": reward,
+        }
+        if not self._reward:
+            reward = 0.0
+        return obs, reward, done, info
+
+
+def make_crafter(render: str | None = None, **kwargs) -> crafter.Env:
+    """A seedable crafter.Env on the chosen path (default: ``render_path()``)."""
+    render = render_path() if render is None else render
+    if render not in RENDER_PATHS:
+        raise ConfigError(f"unknown Crafter render path {render!r}", hint=f"choose from {list(RENDER_PATHS)}")
+    return (_AcceleratedCrafter if render == "accelerated" else _ReproducibleCrafter)(**kwargs)
+
+
 class CrafterEnv(gym.Env):
     """Crafter with image, inventory, the local semantic view and the facing cell.
 
@@ -55,11 +147,12 @@ class CrafterEnv(gym.Env):
 
     metadata = {"render_modes": ["rgb_array"]}
 
-    def __init__(self, reward: bool = True, length: int = 10000, extra_keys: Sequence[str] = ()):
+    def __init__(self, reward: bool = True, length: int = 10000, extra_keys: Sequence[str] = (),
+                 render: str | None = None):
         unknown = [k for k in extra_keys if k not in EXTRA_KEYS]
         if unknown:
             raise ConfigError(f"unknown Crafter observation keys {unknown}", hint=f"choose from {list(EXTRA_KEYS)}")
-        self.crafter = _ReproducibleCrafter(reward=reward, length=length)
+        self.crafter = make_crafter(render, reward=reward, length=length)
         self._extra_keys = tuple(extra_keys)
         self.observation_space = _observation_space(extra_keys)
         self.action_space = gym.spaces.Discrete(len(ACTIONS))
@@ -141,6 +234,10 @@ class CrafterAdapter(EnvAdapter):
         """Crafter's analysis counts steps as the running sum of episode lengths; so do we,
         so that Crafter's own scripts on our stats.jsonl give the score in our record."""
         return crafter_stats.within_budget_by_length(episodes, budget)
+
+    def environment_info(self) -> dict[str, Any]:
+        """Crafter's version and which path simulated it (``LLMEXPLORE_CRAFTER_RENDER``)."""
+        return {"crafter": importlib.metadata.version("crafter"), "crafter_render": render_path()}
 
     def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> CrafterEnv:
         env = CrafterEnv(reward=not self.task.reward_free, extra_keys=extra_keys)
