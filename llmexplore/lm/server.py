@@ -257,8 +257,7 @@ def _params(body: dict[str, Any]) -> SamplingParams:
         logprobs = int(body["logprobs"])
     try:
         return SamplingParams(temperature=body.get("temperature", 1.0), top_p=body.get("top_p", 1.0),
-                              max_tokens=body.get("max_tokens") or body.get("max_completion_tokens")
-                              or SamplingParams.model_fields["max_tokens"].default,
+                              max_tokens=body.get("max_tokens") or body.get("max_completion_tokens") or 512,
                               stop=tuple(stop), seed=body.get("seed"), logprobs=logprobs)
     except Exception as exc:
         raise _BadRequest(400, f"invalid sampling parameters: {exc}") from None
