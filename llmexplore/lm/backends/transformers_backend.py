@@ -15,9 +15,11 @@ applied only at the positions an option needs.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import logging
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from llmexplore.errors import ConfigError, require
 from llmexplore.lm.backends.hf_weights import resolve_weights
@@ -44,7 +46,8 @@ class TransformersBackend(LanguageModel):
         self._torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
+            with _quiet_mistral_check():
+                self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
             self.model = transformers.AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype))
         except (ValueError, OSError, KeyError) as exc:
             raise ConfigError(f"transformers cannot load the model in {path}: {exc}",
@@ -206,6 +209,24 @@ class TransformersBackend(LanguageModel):
     def close(self) -> None:
         self.model = None
         self._prefix = None
+
+
+class _DropMistralWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "fix_mistral_regex" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _quiet_mistral_check() -> Iterator[None]:
+    """transformers 4.57.3-4.57.x warns of a Mistral tokenizer regex for every local folder it saved
+    itself (its version check misfires); the warning is false for other models and only alarms users."""
+    logger = logging.getLogger("transformers.tokenization_utils_base")
+    quiet = _DropMistralWarning()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 def _maximal(heads: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
