@@ -281,7 +281,7 @@ COMMAND_MODULES: list[str] = [
     "llmexplore.benchmarks.cli",
     "llmexplore.data.cli",
     "llmexplore.benchmarks.eval_cli",
-    "llmexplore.lm.commands",
+    "llmexplore.lm.cli",
     "llmexplore.methods.motif.cli",
     "llmexplore.methods.maestro.cli",
 ]

@@ -1,16 +1,18 @@
-"""Language models: backends, prompt templates, strict parsing, a persistent cache, annotation.
+"""Language models: backends, prompt templates, strict parsing, a persistent cache, an HTTP server.
 
 Entry points other parts use:
 - ``make_lm(config)``: the configured backend behind the shared SQLite cache.
 - ``check_lm(config)``: fail early when the configured server is down or lacks the model.
 - ``make_question(kind, ...)`` / the ``Question`` classes and ``ask(lm, question, items, params)``.
-- ``annotate_pairs(dataset, lm, ...)``: the resumable Motif annotation job.
 - ``AnnotationService``: asynchronous labels for online methods (ONI).
 - ``register_oracle_kind(kind, answer)``: teach the embedded oracle a question kind.
+
+The resumable annotation of Motif pair datasets uses these parts and lives with Motif
+(``llmexplore.methods.motif.annotate``): the LM layer knows no method.
 """
 
-__all__ = ["LMConfig", "SamplingParams", "make_lm", "check_lm", "ask", "make_question", "annotate_pairs",
-           "AnnotationService", "register_oracle_kind"]
+__all__ = ["LMConfig", "SamplingParams", "make_lm", "check_lm", "ask", "make_question", "AnnotationService",
+           "register_oracle_kind"]
 
 
 def __getattr__(name: str):  # keep `import llmexplore.lm` light: load the parts on first use
@@ -30,10 +32,6 @@ def __getattr__(name: str):  # keep `import llmexplore.lm` light: load the parts
         from llmexplore.lm import questions
 
         return getattr(questions, name)
-    if name == "annotate_pairs":
-        from llmexplore.lm.annotate import annotate_pairs
-
-        return annotate_pairs
     if name == "AnnotationService":
         from llmexplore.lm.service import AnnotationService
 

@@ -128,7 +128,8 @@ def _params(body: dict[str, Any], chat: bool, limits: RequestLimits) -> Sampling
     temperature = _number(body, "temperature", 1.0, 0.0, 2.0)
     top_p = _number(body, "top_p", 1.0, 0.0, 1.0, low_open=True)
     max_tokens = (_integer(body, "max_tokens", 1, limits.max_tokens)
-                  or _integer(body, "max_completion_tokens", 1, limits.max_tokens) or 512)
+                  or _integer(body, "max_completion_tokens", 1, limits.max_tokens)
+                  or min(SamplingParams.model_fields["max_tokens"].default, limits.max_tokens))  # Motif's 4,096
     seed = _integer(body, "seed", -(2 ** 63), 2 ** 64 - 1)
     stop = body.get("stop")
     if stop is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llmexplore.lm.annotate import AnnotationReport, annotate_from_config
+from llmexplore.methods.motif.annotate import AnnotationReport, annotate_from_config
 from llmexplore.lm.config import MEMORY_CACHE, LMConfig
 from llmexplore.lm.oracle import ORACLE_VERSION
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from llmexplore.errors import ConfigError
-from llmexplore.lm.annotate import annotate_pairs
+from llmexplore.methods.motif.annotate import annotate_pairs
 from llmexplore.lm.backends import make_lm
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.config import SamplingParams

@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from llmexplore.lm.annotate import annotate_pairs  # noqa: E402
+from llmexplore.methods.motif.annotate import annotate_pairs  # noqa: E402
 from llmexplore.lm.backends.openai_backend import OpenAIBackend  # noqa: E402
 from llmexplore.lm.cache import CachedLM, LMCache, cache_key  # noqa: E402
 from llmexplore.lm.base import Completion  # noqa: E402

@@ -41,7 +41,7 @@ import torch  # noqa: E402
 from llmexplore.benchmarks.cell import run_cell  # noqa: E402
 from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
 from llmexplore.cli import parse_option_pairs  # noqa: E402
-from llmexplore.lm.annotate import annotate_from_config  # noqa: E402
+from llmexplore.methods.motif.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.lm.oracle import OracleLM  # noqa: E402
 from llmexplore.methods import RewardBatch  # noqa: E402

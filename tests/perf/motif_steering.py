@@ -43,7 +43,7 @@ from llmexplore.benchmarks.cell import run_cell  # noqa: E402
 from llmexplore.benchmarks.evaluate import evaluate  # noqa: E402
 from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
 from llmexplore.benchmarks.stats import iqm, mean_and_se  # noqa: E402
-from llmexplore.lm.annotate import annotate_from_config  # noqa: E402
+from llmexplore.methods.motif.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.methods.motif.artifacts import MANIFEST_FILE  # noqa: E402
 from llmexplore.methods.motif.collect import collect_pairs  # noqa: E402

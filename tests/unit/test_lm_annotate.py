@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from llmexplore.cli import main
-from llmexplore.lm.annotate import annotate_pairs, annotator_name, chunk_slice
+from llmexplore.methods.motif.annotate import annotate_pairs, annotator_name, chunk_slice
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.oracle import OracleLM
 from llmexplore.lm.oracle.nethack import message_value
@@ -108,7 +108,7 @@ def test_cli_missing_dataset(tmp_path: Path, capsys):
 
 
 def test_captions_end_at_their_first_nul_byte():
-    from llmexplore.lm.annotate import _decode_pairs
+    from llmexplore.methods.motif.annotate import _decode_pairs
 
     block = np.zeros((2, 2, 16), dtype=np.uint8)
     for (row, side), text in {(0, 0): b" You win! ", (0, 1): b"ab\0junk", (1, 0): b"x" * 16}.items():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from llmexplore.cli import main
-from llmexplore.lm.annotate import annotator_name
+from llmexplore.methods.motif.annotate import annotator_name
 from llmexplore.lm.backends import make_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.lm.oracle import ORACLE_VERSION

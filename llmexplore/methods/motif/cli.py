@@ -56,13 +56,13 @@ def _collect(p: argparse.ArgumentParser) -> Handler:
 
 
 def _annotate(p: argparse.ArgumentParser) -> Handler:
-    from llmexplore.lm.commands import add_annotation_arguments
+    from llmexplore.lm.cli import add_annotation_arguments
 
     p.add_argument("--dataset", required=True, help="pair dataset folder (data/, info/, preference/)")
     add_annotation_arguments(p)
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.lm.commands import run_annotation
+        from llmexplore.lm.cli import run_annotation
 
         return run_annotation(args, args.dataset)
 

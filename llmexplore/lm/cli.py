@@ -132,7 +132,7 @@ def run_annotation(args: argparse.Namespace, dataset: str) -> int:
     """
     from pathlib import Path
 
-    from llmexplore.lm.annotate import annotate_from_config
+    from llmexplore.methods.motif.annotate import annotate_from_config
 
     if args.batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
