@@ -19,22 +19,10 @@ import time
 import numpy as np
 
 from llmexplore.envs.crafter.adapter import RENDER_ENV
+from tests.perf.bench_training import crafter_raw as stock  # crafter.Env itself, random actions
 from tests.perf.common import training_rate
 
 MODES: dict[str, dict] = {"serial": {}, "workers2": {"num_workers": 2}}
-
-
-def stock(steps: int) -> float:
-    import crafter
-
-    env = crafter.Env(seed=0)
-    env.reset()
-    actions = np.random.default_rng(0).integers(0, 17, steps)
-    t = time.perf_counter()
-    for a in actions:
-        if env.step(int(a))[2]:
-            env.reset()
-    return steps / (time.perf_counter() - t)
 
 
 def adapter(render: str):
