@@ -36,8 +36,8 @@ EXTRA_NAMES = {name for names in EXTRA_COLUMNS.values() for name in names}
 FEW_SEEDS = 5
 FEW_MARK = "†"
 #: above every published table: its ± is the spread its source reports, named in the column
-PUBLISHED_NOTE = ("Published results (not run here; their ± is the spread the source reports, named in the column: "
-                  "s.d. is a standard deviation over seeds, not a standard error):")
+PUBLISHED_NOTE = ("Published results (not run here). Their ± is the spread the source reports, named in the column: "
+                  "s.d. is a standard deviation over seeds, not a standard error.")
 
 
 class FewSeedsWarning(UserWarning):
