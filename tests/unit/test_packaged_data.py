@@ -74,7 +74,8 @@ def test_leaderboard_reference_points_agree_with_the_shipped_scores():
 
     agents = reference_scores()["agents"]
     random, human = agents["random"]["score_mean"], agents["human"]["score_mean"]
-    assert NORMALIZATION[("crafter", "score")][:2] == (round(random, 1), round(human, 1))
+    # the aggregate uses the exact means (to the published stats' precision), the scoreboard rounds them
+    assert NORMALIZATION[("crafter", "score")][:2] == (round(random, 2), round(human, 2))
     text = (settings.PACKAGED.parent.parent / "benchmarks" / "references.yaml").read_text()
     rows = {r["label"]: r["mean"] for r in yaml.safe_load(text)["crafter:reward-free"]["rows"]}
     assert rows["Random"] == round(random, 1) and rows["Human experts"] == round(human, 1)
