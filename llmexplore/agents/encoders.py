@@ -51,6 +51,11 @@ class ConditioningBranch(nn.Module):
         x = torch.cat([obs[k].reshape(obs[k].shape[0], -1).float() for k in self.keys], dim=1)
         return self.net(x)
 
+    def joined(self, parts: list[torch.Tensor], obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """An encoder's features with this branch's output after them, when the method adds keys."""
+        extra = self(obs)
+        return torch.cat(parts if extra is None else [*parts, extra], dim=1)
+
 
 class NetHackEncoder(Encoder):
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
@@ -78,10 +83,7 @@ class NetHackEncoder(Encoder):
         blstats = obs["blstats"].float()
         blstats = torch.sign(blstats) * torch.log1p(blstats.abs())
         parts = [self._message(obs["message"]), self.crop_net(crop), self.blstats_net(blstats)]
-        extra = self.conditioning(obs)
-        if extra is not None:
-            parts.append(extra)
-        return torch.cat(parts, dim=1)
+        return self.conditioning.joined(parts, obs)
 
     def get_out_size(self) -> int:
         return self.out_size
@@ -108,10 +110,7 @@ class CrafterEncoder(Encoder):
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         image = obs["image"].float().permute(0, 3, 1, 2) / 255.0
         parts = [self.image_head(self.cnn(image)), self.inventory_net(obs["inventory"].float() / 9.0)]
-        extra = self.conditioning(obs)
-        if extra is not None:
-            parts.append(extra)
-        return torch.cat(parts, dim=1)
+        return self.conditioning.joined(parts, obs)
 
     def get_out_size(self) -> int:
         return self.out_size
@@ -146,10 +145,7 @@ class HousekeepEncoder(Encoder):
         for key, size in self.slots.items():
             parts.append(nn.functional.one_hot(obs[key].long().clamp(0, size - 1), size).reshape(n, -1).float())
         out = [self.net(torch.cat(parts, dim=1))]
-        extra = self.conditioning(obs)
-        if extra is not None:
-            out.append(extra)
-        return torch.cat(out, dim=1)
+        return self.conditioning.joined(out, obs)
 
     def get_out_size(self) -> int:
         return self.out_size

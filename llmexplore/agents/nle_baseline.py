@@ -128,10 +128,7 @@ class NLEBaselineEncoder(Encoder):
             self.message_net(obs["message"]),
         ]
         out = [self.head(torch.cat(parts, dim=1))]
-        extra = self.conditioning(obs)
-        if extra is not None:
-            out.append(extra)
-        return torch.cat(out, dim=1)
+        return self.conditioning.joined(out, obs)
 
     def get_out_size(self) -> int:
         return self.out_size
