@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -148,3 +149,12 @@ def json_kind(value: Any) -> str:
         if isinstance(value, kind):
             return name
     return type(value).__name__
+
+
+def file_sha256(path: str | Path) -> str:
+    """A file's sha256, read in blocks (checkpoints, model weights and datasets are large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()

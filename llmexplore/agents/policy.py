@@ -20,7 +20,6 @@ Typical use::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, replace
@@ -34,6 +33,7 @@ import torch
 from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.agents.checkpoints import list_checkpoints, load_checkpoint_file, sf_experiment_dir
 from llmexplore.agents.run_settings import RunSettings
+from llmexplore.atomic import file_sha256
 from llmexplore.errors import ConfigError
 
 #: key of the run settings in sample-factory's saved config (``cfg.llmexplore``)
@@ -234,13 +234,6 @@ def load_policy(run_dir: str | Path, checkpoint: str = "latest") -> Policy:
     info = CheckpointInfo(path=path, kind=kind, env_steps=env_steps, sha256=file_sha256(path))
     return Policy(settings, cfg, info, data)
 
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # -- helpers -----------------------------------------------------------------------------------

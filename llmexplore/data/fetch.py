@@ -10,7 +10,6 @@ out like the data folder (``<source>/<dataset>/<file>``, or the dataset's own fo
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import socket
@@ -22,6 +21,7 @@ from http.client import HTTPException, IncompleteRead
 from pathlib import Path
 from typing import Callable
 
+from llmexplore.atomic import file_sha256
 from llmexplore.data.catalog import DataFile, Dataset, dataset, fetch_command
 from llmexplore.errors import DataError
 from llmexplore.settings import DATA_ENV, data_home
@@ -31,13 +31,6 @@ CHUNK = 1 << 20
 ATTEMPTS = 3
 Report = Callable[[str], None]
 
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def part_path(target: Path) -> Path:
@@ -54,7 +47,7 @@ class FileState:
 def file_state(file: DataFile, folder: Path) -> FileState:
     path = folder / file.path
     if path.is_file():
-        return FileState(file, path, "verified" if sha256_of(path) == file.sha256 else "corrupt")
+        return FileState(file, path, "verified" if file_sha256(path) == file.sha256 else "corrupt")
     return FileState(file, path, "partial" if part_path(path).is_file() else "missing")
 
 
@@ -97,7 +90,7 @@ def _fetch_file(info: Dataset, file: DataFile, origin: str, target: Path, report
             _copy(Path(origin), part)
     except OSError as exc:  # network errors became DataErrors in _download: this is the disk
         raise _write_error(target.parent, exc) from exc
-    digest = sha256_of(part)
+    digest = file_sha256(part)
     if digest != file.sha256:
         part.unlink()
         raise DataError(

@@ -19,25 +19,17 @@ import time
 import numpy as np
 
 from llmexplore.envs.crafter.adapter import RENDER_ENV
-from tests.perf.bench_training import crafter_raw as stock  # crafter.Env itself, random actions
+from tests.perf.bench_training import crafter_adapter, crafter_raw as stock  # stock: crafter.Env itself
 from tests.perf.common import training_rate
 
 MODES: dict[str, dict] = {"serial": {}, "workers2": {"num_workers": 2}}
 
 
 def adapter(render: str):
+    """Our adapter's env (as training builds it) on the given Crafter path."""
     def run(steps: int) -> float:
-        from llmexplore.envs.crafter.adapter import CrafterEnv
-
-        env = CrafterEnv(reward=False, render=render)
-        env.reset(seed=0)
-        actions = np.random.default_rng(0).integers(0, 17, steps)
-        t = time.perf_counter()
-        for a in actions:
-            _, _, terminated, truncated, _ = env.step(int(a))
-            if terminated or truncated:
-                env.reset()
-        return steps / (time.perf_counter() - t)
+        os.environ[RENDER_ENV] = render
+        return crafter_adapter(steps)
 
     return run
 

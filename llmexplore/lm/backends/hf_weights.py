@@ -15,13 +15,13 @@ SentencePiece's own BPE encoder merges.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+from llmexplore.atomic import file_sha256
 from llmexplore.errors import ConfigError, require
 
 MODEL_CACHE_ENV = "LLMEXPLORE_MODEL_CACHE"
@@ -32,13 +32,6 @@ _DONE = "llmexplore-converted.json"
 def model_cache_dir() -> Path:
     return Path(os.environ.get(MODEL_CACHE_ENV) or "~/.cache/llmexplore/models").expanduser()
 
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def resolve_weights(model: str | None) -> Path:
