@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from llmexplore.benchmarks.spec import RunSpec, resolve
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError
-from llmexplore.methods import IntrinsicReward, get_method, method_names, parse_options, register_method
+from llmexplore.lm.config import LMConfig
+from llmexplore.methods import CheckContext, IntrinsicReward, get_method, method_names, parse_options, register_method
 from llmexplore.methods import registry
 
 
@@ -71,7 +73,89 @@ def test_method_refuses_a_task_without_its_keys():
     options = parse_options(rnd, {"keys": ["message"]})
     task = get_task("crafter:reward")
     with pytest.raises(ConfigError, match="needs observation keys \\['message'\\]"):
-        rnd.check_task(task, make_adapter(task).observation_space(), options)
+        rnd.check_run(CheckContext(task, make_adapter(task).observation_space(), options, LMConfig()))
+
+
+@pytest.mark.parametrize("old_hook", [
+    "def check_task(cls, task, obs_space, options): pass",
+    "def check_lm(cls, lm, options): pass",
+    "def check_run(cls, task, options, lm): pass",
+])
+def test_a_method_overriding_a_retired_check_hook_is_refused_at_registration(old_hook):
+    """The three check hooks became one ``check_run(run)``: a method written for the old ones is stopped
+    when it registers, naming the new hook, instead of having its checks silently skipped."""
+    namespace: dict = {}
+    exec(textwrap.dedent(f"""
+        import torch
+        from llmexplore.methods import IntrinsicReward
+
+        class Old(IntrinsicReward):
+            name = "test-old-hooks"
+            @classmethod
+            {old_hook}
+            def reward(self, batch):
+                return torch.zeros(batch.shape)
+    """), namespace)
+    with pytest.raises(TypeError, match=r"move those checks into one classmethod `check_run\(cls, run\)`"):
+        register_method(namespace["Old"])
+    assert "test-old-hooks" not in method_names()
+
+
+def test_one_check_hook_sees_the_whole_run_and_extends_the_key_check():
+    calls = []
+
+    @register_method
+    class Careful(IntrinsicReward):
+        name = "test-careful"
+        required_keys = ("image",)
+
+        @classmethod
+        def check_run(cls, run: CheckContext) -> None:
+            super().check_run(run)
+            calls.append((run.task.name, sorted(run.obs_space.spaces), run.lm.backend))
+            if run.lm.backend != "oracle":
+                raise ConfigError("test-careful runs with the oracle only")
+
+        def reward(self, batch):
+            return torch.zeros(batch.shape)
+
+    crafter, nethack = get_task("crafter:reward"), get_task("nethack:score")
+    Careful.check_run(CheckContext(crafter, make_adapter(crafter).observation_space(), Careful.Options(), LMConfig()))
+    assert calls == [("crafter:reward", sorted(make_adapter(crafter).observation_space().spaces), "oracle")]
+    with pytest.raises(ConfigError, match="needs observation keys \\['image'\\]"):
+        Careful.check_run(CheckContext(nethack, make_adapter(nethack).observation_space(), Careful.Options(),
+                                       LMConfig()))
+    assert len(calls) == 1  # the key check comes first
+    with pytest.raises(ConfigError, match="oracle only"):
+        resolve(RunSpec(method="test-careful", task="crafter:reward", steps=4096,
+                        lm={"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}),
+                check_device=False)
+
+
+def test_a_plugin_with_a_retired_hook_is_reported_with_the_new_hook(tmp_path, monkeypatch):
+    (tmp_path / "oldplugin.py").write_text(textwrap.dedent("""
+        import torch
+        from llmexplore.methods import IntrinsicReward
+
+        class Old(IntrinsicReward):
+            name = "plugin-old"
+            @classmethod
+            def check_task(cls, task, obs_space, options):
+                pass
+            def reward(self, batch):
+                return torch.zeros(batch.shape)
+    """))
+    dist = tmp_path / "oldplugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oldplugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[llmexplore.methods]\nold = oldplugin:Old\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_BROKEN", {})
+    assert "plugin-old" not in method_names() and "rnd" in method_names()
+    with pytest.raises(ConfigError, match="overrides check_task.*check_run"):
+        get_method("old")
+    sys.modules.pop("oldplugin", None)
 
 
 def test_a_broken_plugin_is_one_warning_and_the_rest_still_works(tmp_path, monkeypatch, caplog):
