@@ -55,6 +55,11 @@ class RunSpec(BaseModel):
                               problems=problems) from None
 
 
+def cell_id(spec: RunSpec) -> str:
+    """How grids, run records and progress lines name a run: ``label/task/seed<N>``."""
+    return f"{spec.label or spec.method}/{spec.task}/seed{spec.seed}"
+
+
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     """pydantic errors as (dotted field, message) pairs."""
     return [(".".join(str(p) for p in err["loc"]) or "value", err["msg"]) for err in exc.errors()]

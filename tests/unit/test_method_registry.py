@@ -40,26 +40,41 @@ def test_decorator_registers_a_method():
     assert get_method("test-constant") is Constant
 
 
-def test_entry_point_plugin_is_found(tmp_path, monkeypatch):
-    pkg = tmp_path / "myplugin"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text(textwrap.dedent("""
+def _plugin_method(cls: str, name: str, body: str = "") -> str:
+    """Source of a module holding one method class; ``body`` adds class-level lines."""
+    return textwrap.dedent(f"""
         import torch
         from llmexplore.methods import IntrinsicReward
 
-        class Curious(IntrinsicReward):
-            name = "plugin-curious"
+        class {cls}(IntrinsicReward):
+            name = "{name}"
+    """) + textwrap.indent(textwrap.dedent(body), "    ") + textwrap.dedent("""
             def reward(self, batch):
                 return torch.zeros(batch.shape)
-    """))
-    dist = tmp_path / "myplugin-0.1.dist-info"
+    """)
+
+
+def _install_plugins(tmp_path, monkeypatch, modules: dict[str, str], entry_points: dict[str, str]) -> None:
+    """Write modules and one installed distribution naming them as method entry points, then make the
+    registry look again."""
+    for module, source in modules.items():
+        (tmp_path / f"{module}.py").write_text(source)
+    dist = tmp_path / "plugins-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: myplugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[llmexplore.methods]\ncurious = myplugin:Curious\n")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: plugins\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[llmexplore.methods]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_BROKEN", {})
+    for module in modules:
+        monkeypatch.delitem(sys.modules, module, raising=False)
+
+
+def test_entry_point_plugin_is_found(tmp_path, monkeypatch):
+    _install_plugins(tmp_path, monkeypatch, {"myplugin": _plugin_method("Curious", "plugin-curious")},
+                     {"curious": "myplugin:Curious"})
     assert "plugin-curious" in method_names()
-    sys.modules.pop("myplugin", None)
 
 
 def test_bad_options_name_every_problem():
@@ -133,54 +148,23 @@ def test_one_check_hook_sees_the_whole_run_and_extends_the_key_check():
 
 
 def test_a_plugin_with_a_retired_hook_is_reported_with_the_new_hook(tmp_path, monkeypatch):
-    (tmp_path / "oldplugin.py").write_text(textwrap.dedent("""
-        import torch
-        from llmexplore.methods import IntrinsicReward
-
-        class Old(IntrinsicReward):
-            name = "plugin-old"
-            @classmethod
-            def check_task(cls, task, obs_space, options):
-                pass
-            def reward(self, batch):
-                return torch.zeros(batch.shape)
-    """))
-    dist = tmp_path / "oldplugin-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oldplugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[llmexplore.methods]\nold = oldplugin:Old\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_loaded", False)
-    monkeypatch.setattr(registry, "_BROKEN", {})
+    old = _plugin_method("Old", "plugin-old", """
+        @classmethod
+        def check_task(cls, task, obs_space, options):
+            pass
+    """)
+    _install_plugins(tmp_path, monkeypatch, {"oldplugin": old}, {"old": "oldplugin:Old"})
     assert "plugin-old" not in method_names() and "rnd" in method_names()
     with pytest.raises(ConfigError, match="overrides check_task.*check_run"):
         get_method("old")
-    sys.modules.pop("oldplugin", None)
 
 
 def test_a_broken_plugin_is_one_warning_and_the_rest_still_works(tmp_path, monkeypatch, caplog):
     """Issue 28: a plugin whose import fails is skipped with one warning; built-ins and other plugins load,
     in-process and through the command line."""
-    good = tmp_path / "goodplugin"
-    good.mkdir()
-    (good / "__init__.py").write_text(textwrap.dedent("""
-        import torch
-        from llmexplore.methods import IntrinsicReward
-
-        class Fine(IntrinsicReward):
-            name = "plugin-fine"
-            def reward(self, batch):
-                return torch.zeros(batch.shape)
-    """))
-    (tmp_path / "brokenplugin.py").write_text("import a_module_that_does_not_exist\n")
-    dist = tmp_path / "plugins-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: plugins\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(
-        "[llmexplore.methods]\nbroken = brokenplugin:Method\nfine = goodplugin:Fine\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_loaded", False)
-    monkeypatch.setattr(registry, "_BROKEN", {})
+    _install_plugins(tmp_path, monkeypatch, {"goodplugin": _plugin_method("Fine", "plugin-fine"),
+                                             "brokenplugin": "import a_module_that_does_not_exist\n"},
+                     {"broken": "brokenplugin:Method", "fine": "goodplugin:Fine"})
     with caplog.at_level("WARNING"):
         names = method_names()
     assert {"plugin-fine", "rnd", "none", "motif"} <= set(names)
@@ -188,7 +172,6 @@ def test_a_broken_plugin_is_one_warning_and_the_rest_still_works(tmp_path, monke
     assert len(warnings) == 1 and "a_module_that_does_not_exist" in warnings[0].getMessage()
     with pytest.raises(ConfigError, match="method plugin 'broken' could not be loaded"):
         get_method("broken")
-    sys.modules.pop("goodplugin", None)
 
     repo = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(repo)]))
