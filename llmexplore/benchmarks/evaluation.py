@@ -86,7 +86,8 @@ class EvaluationRecord(BaseModel):
 
 
 def read_evaluation(path: str | Path) -> EvaluationRecord:
-    return read_versioned(Path(path), EvaluationRecord, EVAL_SCHEMA_NAME, EVAL_SCHEMA_VERSION, "evaluation record")
+    return read_versioned(Path(path), EvaluationRecord, EVAL_SCHEMA_NAME, EVAL_SCHEMA_VERSION,
+                          "evaluation record")
 
 
 def json_schema() -> dict[str, Any]:

@@ -147,7 +147,8 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     if adapter is not None:
         attempt("task", adapter.validate_data)
     if adapter is not None and method is not None and options is not None:
-        attempt("method", lambda: method.check_run(CheckContext(task, adapter.observation_space(), options, spec.lm)))
+        check = CheckContext(task, adapter.observation_space(), options, spec.lm)
+        attempt("method", lambda: method.check_run(check))
     if method is not None and options is not None and method.uses_lm and check_device:
         attempt("lm", lambda: check_lm(spec.lm))
     train = spec.train.resolved(task.family if task else "generic")

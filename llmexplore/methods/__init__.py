@@ -12,8 +12,8 @@ _FROM_BASE = {"CheckContext", "IntrinsicReward", "MethodContext", "MethodOptions
 _FROM_REGISTRY = {"ENTRY_POINT_GROUP", "get_method", "list_methods", "method_names", "parse_options",
                   "register_method"}
 
-__all__ = ["CheckContext", "ENTRY_POINT_GROUP", "IntrinsicReward", "MethodContext", "MethodOptions", "RewardBatch", "get_method",
-           "list_methods", "method_names", "parse_options", "register_method"]
+__all__ = ["CheckContext", "ENTRY_POINT_GROUP", "IntrinsicReward", "MethodContext", "MethodOptions",
+           "RewardBatch", "get_method", "list_methods", "method_names", "parse_options", "register_method"]
 
 
 def __getattr__(name: str) -> Any:

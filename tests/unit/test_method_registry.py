@@ -16,7 +16,8 @@ from llmexplore.benchmarks.spec import RunSpec, resolve
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
-from llmexplore.methods import CheckContext, IntrinsicReward, get_method, method_names, parse_options, register_method
+from llmexplore.methods import (CheckContext, IntrinsicReward, get_method, method_names, parse_options,
+                                register_method)
 from llmexplore.methods import registry
 
 
@@ -135,8 +136,9 @@ def test_one_check_hook_sees_the_whole_run_and_extends_the_key_check():
             return torch.zeros(batch.shape)
 
     crafter, nethack = get_task("crafter:reward"), get_task("nethack:score")
-    Careful.check_run(CheckContext(crafter, make_adapter(crafter).observation_space(), Careful.Options(), LMConfig()))
-    assert calls == [("crafter:reward", sorted(make_adapter(crafter).observation_space().spaces), "oracle")]
+    space = make_adapter(crafter).observation_space()
+    Careful.check_run(CheckContext(crafter, space, Careful.Options(), LMConfig()))
+    assert calls == [("crafter:reward", sorted(space.spaces), "oracle")]
     with pytest.raises(ConfigError, match="needs observation keys \\['image'\\]"):
         Careful.check_run(CheckContext(nethack, make_adapter(nethack).observation_space(), Careful.Options(),
                                        LMConfig()))

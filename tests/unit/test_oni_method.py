@@ -341,7 +341,8 @@ def test_refuses_a_task_without_messages(name):
     cls = get_method(name)
     task = get_task("crafter:reward")
     with pytest.raises(ConfigError, match="needs observation keys \\['message'\\]"):
-        cls.check_run(CheckContext(task, make_adapter(task).observation_space(), parse_options(cls, {}), LMConfig()))
+        space = make_adapter(task).observation_space()
+        cls.check_run(CheckContext(task, space, parse_options(cls, {}), LMConfig()))
 
 
 def test_unreachable_lm_server_stops_the_run_before_training():
