@@ -158,3 +158,15 @@ def file_sha256(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 22), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def log_tail(path: str | Path, lines: int) -> str:
+    """The last ``lines`` lines of a log ("" when it cannot be read), from its last 20 kB only:
+    a failed run's log can be gigabytes, and its end says why it failed."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 20000))
+            return b"\n".join(fh.read().splitlines()[-lines:]).decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -22,16 +22,18 @@ from llmexplore.agents.checkpoints import (
     newest_readable_checkpoint,
     remove_partial_saves,
 )
-from llmexplore.atomic import JsonlAppender, read_jsonl, rewrite_jsonl
+from llmexplore.atomic import JsonlAppender, log_tail, read_jsonl, rewrite_jsonl
 from llmexplore.benchmarks.budget import overshoot_note
 from llmexplore.benchmarks.progress import ProgressView
 from llmexplore.benchmarks.run_lock import RunFolderLock
 from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
 from llmexplore.benchmarks.run_board import RunBoard
-from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, resolve
+from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, cell_id, resolve
 from llmexplore.errors import ConfigError, UserError
 
 CURVE_BINS = 20
+#: lines of sample-factory's log a failed run's record keeps
+SF_LOG_TAIL_LINES = 40
 HEARTBEAT_SEC = 10.0
 #: fields that may change between a run and its resumption without making it another run
 _OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial"),
@@ -40,10 +42,6 @@ _OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def cell_id(resolved: ResolvedRun) -> str:
-    return f"{resolved.label}/{resolved.task.name}/seed{resolved.spec.seed}"
 
 
 class CellSink:
@@ -143,7 +141,7 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
         record.write(run_dir)
 
     heartbeat(resume_steps)
-    view = ProgressView(cell_id(resolved), resolved.budget, start=resume_steps, enabled=not quiet)
+    view = ProgressView(cell_id(resolved.spec), resolved.budget, start=resume_steps, enabled=not quiet)
     sink = CellSink(run_dir, files, view, heartbeat, start_steps=resume_steps,
                     board=RunBoard(run_dir, resolved.adapter))
     wandb_run = None
@@ -161,7 +159,7 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
         _finish_wandb(wandb_run, failed=True)
         record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         record.error = {"message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=20),
-                        "log_tail": log_tail(run_dir / files.sf_log)}
+                        "log_tail": log_tail(run_dir / files.sf_log, SF_LOG_TAIL_LINES)}
         _close_session(record, started_at, time.time() - session_start, resume_steps, resume_steps)
         record.write(run_dir)
         raise
@@ -169,7 +167,8 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
     _finish_wandb(wandb_run, failed=result.status == "failed")
     record.status = result.status
     if result.status == "failed":
-        record.error = {"message": "sample-factory reported a failure", "log_tail": log_tail(run_dir / files.sf_log)}
+        record.error = {"message": "sample-factory reported a failure",
+                        "log_tail": log_tail(run_dir / files.sf_log, SF_LOG_TAIL_LINES)}
     _close_session(record, started_at, result.session_seconds, resume_steps, result.env_steps)
     _finalize(record, resolved, run_dir, files, sink)
     record.write(run_dir)
@@ -266,7 +265,7 @@ def environment_info(adapter=None) -> dict[str, Any]:
 def _base_record(resolved, run_dir, files, started_at, previous, sessions, resume_steps) -> RunRecord:
     return RunRecord(
         status="running",
-        cell=cell_id(resolved),
+        cell=cell_id(resolved.spec),
         spec=resolved.resolved_dict(),
         environment=environment_info(resolved.adapter),
         started_at=previous.started_at if previous else started_at,
@@ -349,14 +348,3 @@ def learning_curve(adapter, episodes: Sequence[dict], intrinsic: Sequence[dict],
             metric=None if metric is None or np.isnan(metric) else float(metric),
         ))
     return points
-
-
-def log_tail(path: Path, lines: int = 40) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 20000))
-            return b"\n".join(fh.read().splitlines()[-lines:]).decode("utf-8", "replace")
-    except OSError:
-        return ""

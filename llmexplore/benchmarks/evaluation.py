@@ -8,14 +8,13 @@ the same seeds writes the same results.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from llmexplore.atomic import atomic_write_json, json_kind
-from llmexplore.errors import DataError
+from llmexplore.atomic import atomic_write_json
+from llmexplore.benchmarks.record import read_versioned
 
 EVAL_SCHEMA_NAME = "llmexplore.evaluation"
 EVAL_SCHEMA_VERSION = 1
@@ -87,29 +86,8 @@ class EvaluationRecord(BaseModel):
 
 
 def read_evaluation(path: str | Path) -> EvaluationRecord:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise DataError(f"no evaluation record at {path}") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"evaluation record {path} is not valid JSON: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"evaluation record {path} cannot be read: {exc}") from None
-    if not isinstance(data, dict):
-        raise DataError(f"evaluation record {path} holds {json_kind(data)} instead of a JSON object: it is "
-                        "not an llmexplore evaluation record",
-                        hint="move the file aside; rerunning writes a new one")
-    version = data.get("schema_version")
-    if data.get("schema") != EVAL_SCHEMA_NAME or not isinstance(version, int):
-        raise DataError(f"{path} is not an llmexplore evaluation record")
-    if version > EVAL_SCHEMA_VERSION:
-        raise DataError(f"{path} uses evaluation schema {version}; this llmexplore reads up to {EVAL_SCHEMA_VERSION}",
-                        hint="upgrade llmexplore")
-    try:
-        return EvaluationRecord.model_validate(data)
-    except ValidationError as exc:
-        raise DataError(f"evaluation record {path} is malformed: {exc}") from None
+    return read_versioned(Path(path), EvaluationRecord, EVAL_SCHEMA_NAME, EVAL_SCHEMA_VERSION,
+                          "evaluation record")
 
 
 def json_schema() -> dict[str, Any]:

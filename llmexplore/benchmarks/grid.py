@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.benchmarks import yaml_lines
 from llmexplore.benchmarks.backend_options import BACKEND_SECTIONS
-from llmexplore.benchmarks.spec import ParentSpec, RunSpec, resolve, validation_problems
+from llmexplore.benchmarks.spec import ParentSpec, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
 
@@ -121,10 +121,6 @@ class Grid:
 
 def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("_") or "x"
-
-
-def cell_id(label: str, task: str, seed: int) -> str:
-    return f"{label}/{task}/seed{seed}"
 
 
 def cell_dir(out_dir: Path, label: str, task: str, seed: int) -> Path:
@@ -350,7 +346,7 @@ def cell_resources(spec: RunSpec, resources: Resources) -> Resources:
 
 def _cell(spec: RunSpec, out: Path, suite: Suite, lines: dict[str, int], parent_id: str | None = None) -> Cell:
     label = spec.label or spec.method
-    return Cell(id=cell_id(label, spec.task, spec.seed), spec=spec, run_dir=cell_dir(out, label, spec.task, spec.seed),
+    return Cell(id=cell_id(spec), spec=spec, run_dir=cell_dir(out, label, spec.task, spec.seed),
                 resources=cell_resources(spec, suite.resources), lines=lines, parent_id=parent_id)
 
 

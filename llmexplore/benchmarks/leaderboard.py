@@ -7,7 +7,7 @@ import json
 import math
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -185,6 +185,45 @@ class Board:
         return not self.aggregate.empty and self.aggregate["tasks"].max() > 1
 
 
+# -- the page's parts, the same for every output format -----------------------------------------------
+@dataclass(frozen=True)
+class Table:
+    """A table of runs made here; LaTeX folds the notes that follow it into its caption."""
+
+    df: pd.DataFrame
+    caption: str
+    label: str  # LaTeX label
+    show_index: bool = False
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Published results, always shown apart from the runs made here."""
+
+    df: pd.DataFrame
+    source: str
+    label: str  # LaTeX label
+
+
+@dataclass(frozen=True)
+class Image:
+    path: Path
+
+
+Part = Table | Note | Reference | Image
+
+
+@dataclass(frozen=True)
+class Section:
+    heading: str
+    parts: list[Part]
+
+
 def _warn_single_seeds(per_task: pd.DataFrame) -> None:
     single = per_task[per_task["seeds"] < 2] if not per_task.empty else per_task
     if len(single):
@@ -232,45 +271,40 @@ def _achievements_display(achievements: pd.DataFrame, task: str) -> pd.DataFrame
     return rows.map(lambda v: _num(v, 1) if isinstance(v, float) else str(v))
 
 
-def _sections(board: Board) -> list[tuple[str, list[tuple[str, Any]]]]:
-    """The leaderboard's content in order, independent of the output format.
-
-    Each section is (heading, parts); a part is ("table", (DataFrame, caption, label, show_index)),
-    ("note", text), ("reference", (DataFrame, source, label)) or ("image", Path).
-    """
-    out: list[tuple[str, list[tuple[str, Any]]]] = []
+def _sections(board: Board) -> list[Section]:
+    """The leaderboard's content in order, independent of the output format."""
+    out: list[Section] = []
     if board.has_aggregate:
-        parts: list[tuple[str, Any]] = [("table", (_aggregate_display(board.aggregate),
-                                                   "Normalised IQM across tasks (95% stratified-bootstrap CI).",
-                                                   "tab:aggregate", False))]
-        parts += [("note", n) for n in _aggregate_notes(board.aggregate)]
+        caption = "Normalised IQM across tasks (95% stratified-bootstrap CI)."
+        parts: list[Part] = [Table(_aggregate_display(board.aggregate), caption, "tab:aggregate")]
+        parts += [Note(n) for n in _aggregate_notes(board.aggregate)]
         parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:improvement-all")
-        parts += [("image", p) for p in board.images.get(None, [])]
-        out.append(("Aggregate across tasks", parts))
+        parts += [Image(p) for p in board.images.get(None, [])]
+        out.append(Section("Aggregate across tasks", parts))
     for task in board.tasks:
         rows = board.per_task[board.per_task["task"] == task]
         safe = _label_key(task)
-        parts = [("table", (task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds and "
-                            "IQM with a 95% stratified-bootstrap CI.", f"tab:{safe}", False))]
-        parts += [("note", n) for n in seed_notes(list(rows["seeds"]))]
+        parts = [Table(task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds and "
+                       "IQM with a 95% stratified-bootstrap CI.", f"tab:{safe}")]
+        parts += [Note(n) for n in seed_notes(list(rows["seeds"]))]
         parts += _improvement_parts(board.improvements.get(task), task, f"tab:improvement-{safe}")
         ref = reference_display(task)
         if ref:
-            parts.append(("reference", (ref[0], ref[1], f"tab:published-{safe}")))
+            parts.append(Reference(ref[0], ref[1], f"tab:published-{safe}"))
         if task.startswith("crafter:") and not board.achievements.empty:
-            parts.append(("table", (_achievements_display(board.achievements, task),
-                                    f"{task}: achievement success rates (% of training episodes within the budget).",
-                                    f"tab:achievements-{safe}", True)))
-        parts += [("image", p) for p in board.images.get(task, [])]
-        out.append((task, parts))
+            parts.append(Table(_achievements_display(board.achievements, task),
+                               f"{task}: achievement success rates (% of training episodes within the budget).",
+                               f"tab:achievements-{safe}", show_index=True))
+        parts += [Image(p) for p in board.images.get(task, [])]
+        out.append(Section(task, parts))
     return out
 
 
-def _improvement_parts(table: pd.DataFrame | None, where: str, label: str) -> list[tuple[str, Any]]:
+def _improvement_parts(table: pd.DataFrame | None, where: str, label: str) -> list[Part]:
     if table is None or table.empty:
         return []
-    return [("table", (improvement_display(table), f"Probability of improvement, {where}.", label, False)),
-            ("note", IMPROVEMENT_NOTE)]
+    return [Table(improvement_display(table), f"Probability of improvement, {where}.", label),
+            Note(IMPROVEMENT_NOTE)]
 
 
 def _label_key(task: str) -> str:
@@ -279,20 +313,19 @@ def _label_key(task: str) -> str:
 
 def _markdown(board: Board) -> str:
     lines = _header(board)
-    for heading, parts in _sections(board):
-        lines += [f"## {heading}", ""]
-        for kind, item in parts:
-            if kind == "table":
-                df, caption, _, index = item
-                lines += [caption, "", df.to_markdown(index=index), ""]
-            elif kind == "note":
-                lines += [f"_{item}_", ""]
-            elif kind == "reference":
-                df, source, _ = item
-                lines += [PUBLISHED_NOTE, "", df.to_markdown(index=False), "",
-                          f"_Source: {source}._", ""]
-            elif kind == "image":
-                lines += [f"![{item.stem}]({item.name})", ""]
+    for section in _sections(board):
+        lines += [f"## {section.heading}", ""]
+        for part in section.parts:
+            match part:
+                case Table():
+                    lines += [part.caption, "", part.df.to_markdown(index=part.show_index), ""]
+                case Note():
+                    lines += [f"_{part.text}_", ""]
+                case Reference():
+                    lines += [PUBLISHED_NOTE, "", part.df.to_markdown(index=False), "",
+                              f"_Source: {part.source}._", ""]
+                case Image():
+                    lines += [f"![{part.path.stem}]({part.path.name})", ""]
     if board.found.incomplete:
         lines += ["## Incomplete runs", "", pd.DataFrame(board.found.incomplete).to_markdown(index=False), ""]
     return "\n".join(lines)
@@ -363,21 +396,20 @@ def latex_document_body(board: Board) -> str:
     """Every table of the leaderboard; needs \\usepackage{booktabs} and \\usepackage{graphicx}."""
     parts = ["% Generated by `llmexplore leaderboard`; needs \\usepackage{booktabs} and \\usepackage{graphicx}.",
              "% Each table is scaled to \\linewidth: in a two-column layout use table* for the wide ones.", ""]
-    for _, section in _sections(board):
-        pending: list[Any] = []  # the last table, held until the notes that follow it join its caption
-        for kind, item in section + [("end", None)]:
-            if kind == "note" and pending:
-                df, caption, label, index = pending
-                pending = [df, f"{caption} {item}", label, index]
+    for section in _sections(board):
+        pending: Table | None = None  # the last table, held until the notes that follow it join its caption
+        for part in [*section.parts, None]:
+            if isinstance(part, Note) and pending:
+                pending = replace(pending, caption=f"{pending.caption} {part.text}")
                 continue
             if pending:
-                parts.extend(latex_tables(*pending))
-                pending = []
-            if kind == "table":
-                pending = list(item)
-            elif kind == "reference":
-                df, source, label = item
-                parts.extend(latex_tables(df, f"Published results (not run here). Source: {source}.", label))
+                parts.extend(latex_tables(pending.df, pending.caption, pending.label, pending.show_index))
+                pending = None
+            if isinstance(part, Table):
+                pending = part
+            elif isinstance(part, Reference):
+                caption = f"Published results (not run here). Source: {part.source}."
+                parts.extend(latex_tables(part.df, caption, part.label))
     return "\n".join(parts)
 
 
@@ -393,20 +425,19 @@ def _html(board: Board) -> str:
              f"seeds; IQM with a 95% stratified-bootstrap CI; cells with fewer than {FEW_SEEDS} seeds are marked "
              f"{FEW_MARK}. Published results are in separate, grey tables. Per-run values: "
              "<a href='scores.csv'>scores.csv</a>, <a href='scores.json'>scores.json</a>.</p>"]
-    for heading, section in _sections(board):
-        parts.append(f"<h2>{esc(heading)}</h2>")
-        for kind, item in section:
-            if kind == "table":
-                df, caption, _, index = item
-                parts += [f"<p>{esc(caption)}</p>", df.to_html(index=index)]
-            elif kind == "note":
-                parts.append(f"<p class='note'><em>{esc(item)}</em></p>")
-            elif kind == "reference":
-                df, source, _ = item
-                parts += [f"<div class='ref'><p>{esc(PUBLISHED_NOTE)}</p>", df.to_html(index=False),
-                          f"<p><em>Source: {esc(source)}</em></p></div>"]
-            elif kind == "image":
-                parts.append(f"<p><img src='{esc(item.name)}' alt='{esc(item.stem)}'></p>")
+    for section in _sections(board):
+        parts.append(f"<h2>{esc(section.heading)}</h2>")
+        for part in section.parts:
+            match part:
+                case Table():
+                    parts += [f"<p>{esc(part.caption)}</p>", part.df.to_html(index=part.show_index)]
+                case Note():
+                    parts.append(f"<p class='note'><em>{esc(part.text)}</em></p>")
+                case Reference():
+                    parts += [f"<div class='ref'><p>{esc(PUBLISHED_NOTE)}</p>", part.df.to_html(index=False),
+                              f"<p><em>Source: {esc(part.source)}</em></p></div>"]
+                case Image():
+                    parts.append(f"<p><img src='{esc(part.path.name)}' alt='{esc(part.path.stem)}'></p>")
     if board.found.incomplete:
         parts += ["<h2>Incomplete runs</h2>", pd.DataFrame(board.found.incomplete).to_html(index=False)]
     parts.append("</body></html>")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -95,27 +95,37 @@ def read_record(path: str | Path) -> RunRecord:
     path = Path(path)
     if path.is_dir():
         path = path / RECORD_FILE
+    return read_versioned(path, RunRecord, SCHEMA_NAME, SCHEMA_VERSION, "run record")
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def read_versioned(path: Path, model: type[Model], schema: str, newest: int, kind: str) -> Model:
+    """Read one of our versioned JSON files (run and evaluation records): a file that is missing,
+    not JSON, not ours or from a newer schema is refused with a DataError naming ``kind``, never
+    misread; an older version is read by the model's defaults."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise DataError(f"no run record at {path}") from None
+        raise DataError(f"no {kind} at {path}") from None
     except json.JSONDecodeError as exc:
-        raise DataError(f"run record {path} is not valid JSON: {exc}") from None
+        raise DataError(f"{kind} {path} is not valid JSON: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"run record {path} cannot be read: {exc}") from None
+        raise DataError(f"{kind} {path} cannot be read: {exc}") from None
     if not isinstance(data, dict):
-        raise DataError(f"run record {path} holds {json_kind(data)} instead of a JSON object: it is not an "
-                        "llmexplore run record", hint="move the file aside; rerunning writes a new one")
+        raise DataError(f"{kind} {path} holds {json_kind(data)} instead of a JSON object: it is not an "
+                        f"llmexplore {kind}", hint="move the file aside; rerunning writes a new one")
     version = data.get("schema_version")
-    if data.get("schema") != SCHEMA_NAME or not isinstance(version, int):
-        raise DataError(f"{path} is not an llmexplore run record")
-    if version > SCHEMA_VERSION:
-        raise DataError(f"{path} uses record schema {version}; this llmexplore reads up to {SCHEMA_VERSION}",
+    if data.get("schema") != schema or not isinstance(version, int):
+        raise DataError(f"{path} is not an llmexplore {kind}")
+    if version > newest:
+        raise DataError(f"{path} uses {kind} schema {version}; this llmexplore reads up to {newest}",
                         hint="upgrade llmexplore")
     try:
-        return RunRecord.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise DataError(f"run record {path} is malformed: {exc}") from None
+        raise DataError(f"{kind} {path} is malformed: {exc}") from None
 
 
 def json_schema() -> dict[str, Any]:

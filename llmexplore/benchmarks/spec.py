@@ -14,8 +14,9 @@ from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs import EnvAdapter, TaskSpec, get_task, make_adapter
 from llmexplore.errors import ConfigError, UserError
+from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
-from llmexplore.methods import IntrinsicReward, MethodOptions, get_method, parse_options
+from llmexplore.methods import CheckContext, IntrinsicReward, MethodOptions, get_method, parse_options
 from llmexplore.agents.checkpoints import POLICY_PARTS
 
 
@@ -52,6 +53,11 @@ class RunSpec(BaseModel):
             problems = validation_problems(exc)
             raise ConfigError(f"invalid {source}: " + "; ".join(f"{f}: {m}" for f, m in problems),
                               problems=problems) from None
+
+
+def cell_id(spec: RunSpec) -> str:
+    """How grids, run records and progress lines name a run: ``label/task/seed<N>``."""
+    return f"{spec.label or spec.method}/{spec.task}/seed{spec.seed}"
 
 
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
@@ -141,11 +147,10 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     if adapter is not None:
         attempt("task", adapter.validate_data)
     if adapter is not None and method is not None and options is not None:
-        fits = attempt("method", lambda: method.check_task(task, adapter.observation_space(), options) or True)
-        if fits:
-            attempt("method", lambda: method.check_run(task, options, spec.lm))
+        check = CheckContext(task, adapter.observation_space(), options, spec.lm)
+        attempt("method", lambda: method.check_run(check))
     if method is not None and options is not None and method.uses_lm and check_device:
-        attempt("lm", lambda: method.check_lm(spec.lm, options))
+        attempt("lm", lambda: check_lm(spec.lm))
     train = spec.train.resolved(task.family if task else "generic")
     if adapter is not None:
         attempt("train", lambda: network_encoder(adapter.encoder, train.network))

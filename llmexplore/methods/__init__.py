@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-_FROM_BASE = {"IntrinsicReward", "MethodContext", "MethodOptions", "RewardBatch"}
+_FROM_BASE = {"CheckContext", "IntrinsicReward", "MethodContext", "MethodOptions", "RewardBatch"}
 _FROM_REGISTRY = {"ENTRY_POINT_GROUP", "get_method", "list_methods", "method_names", "parse_options",
                   "register_method"}
 
-__all__ = ["ENTRY_POINT_GROUP", "IntrinsicReward", "MethodContext", "MethodOptions", "RewardBatch", "get_method",
-           "list_methods", "method_names", "parse_options", "register_method"]
+__all__ = ["CheckContext", "ENTRY_POINT_GROUP", "IntrinsicReward", "MethodContext", "MethodOptions",
+           "RewardBatch", "get_method", "list_methods", "method_names", "parse_options", "register_method"]
 
 
 def __getattr__(name: str) -> Any:

@@ -46,6 +46,16 @@ class MethodContext:
     lm: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CheckContext:
+    """What ``IntrinsicReward.check_run`` sees of a run before any work starts."""
+
+    task: TaskSpec
+    obs_space: gym.spaces.Dict
+    options: MethodOptions
+    lm: "LMConfig"
+
+
 @dataclass
 class RewardBatch:
     """One learner batch as a method sees it.
@@ -99,34 +109,25 @@ class IntrinsicReward(ABC):
         return cls.required_keys
 
     @classmethod
-    def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: MethodOptions) -> None:
-        """Raise ConfigError when the method cannot run on this task (default: key check)."""
+    def check_run(cls, run: CheckContext) -> None:
+        """Raise a UserError (usually ConfigError) when the method cannot run as configured.
+
+        The one check a method has, called before any work with everything known about the run:
+        the task and its observation space, the method's options and the LM settings. The
+        default refuses a task lacking the keys of ``needed_keys``; an override adds its own
+        checks (a model folder exists, a prompt template is known, options suit the LM backend)
+        after ``super().check_run(run)``. Whether the LM server answers is checked by the run
+        itself for methods with ``uses_lm``, only where the run will execute.
+        """
         from llmexplore.errors import ConfigError
 
-        missing = [k for k in cls.needed_keys(task, options) if k not in obs_space.spaces]
+        missing = [k for k in cls.needed_keys(run.task, run.options) if k not in run.obs_space.spaces]
         if missing:
             raise ConfigError(
-                f"method '{cls.name}' needs observation keys {missing}, which task '{task.name}' "
-                f"does not provide (it provides {sorted(obs_space.spaces)})",
-                hint=f"`llmexplore methods` and `llmexplore envs` list which methods fit which tasks",
+                f"method '{cls.name}' needs observation keys {missing}, which task '{run.task.name}' "
+                f"does not provide (it provides {sorted(run.obs_space.spaces)})",
+                hint="`llmexplore methods` and `llmexplore envs` list which methods fit which tasks",
             )
-
-    @classmethod
-    def check_run(cls, task: TaskSpec, options: MethodOptions, lm: "LMConfig") -> None:
-        """Raise ConfigError for settings that only make sense together (default: none).
-
-        Called before any work with the run's LM settings, so a method can check, e.g., that
-        the prompt template it will ask with exists or that an option suits the LM backend.
-        """
-
-    @classmethod
-    def check_lm(cls, lm: "LMConfig", options: MethodOptions) -> None:
-        """Raise a UserError when the run's language model cannot serve this method; runs call it
-        before training for methods with ``uses_lm`` (default: the backend is usable, see
-        ``llmexplore.lm.check``)."""
-        from llmexplore.lm.check import check_lm
-
-        check_lm(lm)
 
     # -- actor side ------------------------------------------------------------------------
     @classmethod

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import logging
 from importlib.metadata import entry_points
 from typing import Any, Mapping
@@ -37,6 +38,8 @@ _METHODS: dict[str, type[IntrinsicReward]] = {}
 _BROKEN: dict[str, str] = {}
 _loaded = False
 log = logging.getLogger(__name__)
+#: hooks of an older interface that no longer exist: their checks belong in ``check_run(run)``
+RETIRED_HOOKS = ("check_task", "check_lm")
 
 
 def register_method(cls: type[IntrinsicReward]) -> type[IntrinsicReward]:
@@ -49,8 +52,25 @@ def register_method(cls: type[IntrinsicReward]) -> type[IntrinsicReward]:
     existing = _METHODS.get(name)
     if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
         raise ValueError(f"method name '{name}' is taken by {existing.__module__}.{existing.__qualname__}")
+    _refuse_retired_hooks(cls)
     _METHODS[name] = cls
     return cls
+
+
+def _refuse_retired_hooks(cls: type[IntrinsicReward]) -> None:
+    """Stop a method written for the older interface at registration, instead of silently never
+    calling its checks: ``check_task(task, obs_space, options)``, ``check_lm(lm, options)`` and
+    ``check_run(task, options, lm)`` became one ``check_run(run)``."""
+    old = [hook for hook in RETIRED_HOOKS if any(hook in vars(k) for k in cls.__mro__)]
+    positional = [p for p in inspect.signature(cls.check_run).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) > 1:
+        old.append("check_run(task, options, lm)")
+    if old:
+        raise TypeError(
+            f"method '{cls.name}' ({cls.__module__}.{cls.__qualname__}) overrides {', '.join(old)}, which "
+            f"IntrinsicReward no longer calls: move those checks into one classmethod `check_run(cls, run)` "
+            f"(run.task, run.obs_space, run.options, run.lm) that calls `super().check_run(run)` first")
 
 
 def _load_all() -> None:

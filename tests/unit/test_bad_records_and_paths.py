@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from llmexplore.atomic import log_tail
 from llmexplore.benchmarks.aggregate import collect
 from llmexplore.benchmarks.evaluation import read_evaluation
 from llmexplore.benchmarks.record import RunRecord, read_record
@@ -53,6 +54,25 @@ def test_a_record_that_is_not_an_object_is_a_clear_error(tmp_path, text, kind):
     (tmp_path / "run.json").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(DataError, match="cannot be read|not valid JSON"):
         read_record(tmp_path)
+
+
+def test_records_from_a_newer_schema_or_another_program_are_refused_not_misread(tmp_path):
+    _complete_record(tmp_path)
+    data = json.loads((tmp_path / "run.json").read_text())
+    (tmp_path / "run.json").write_text(json.dumps({**data, "schema_version": 99}))
+    with pytest.raises(DataError, match="uses run record schema 99; this llmexplore reads up to") as err:
+        read_record(tmp_path)
+    assert err.value.hint == "upgrade llmexplore"
+    (tmp_path / "eval.json").write_text(json.dumps({**data, "schema_version": 1}))
+    with pytest.raises(DataError, match="is not an llmexplore evaluation record"):
+        read_evaluation(tmp_path / "eval.json")
+
+
+def test_a_failed_runs_log_tail_is_its_last_lines_read_from_the_end(tmp_path):
+    log = tmp_path / "cell.log"
+    log.write_bytes(b"".join(b"line %d \xff\n" % i for i in range(100_000)))
+    assert log_tail(log, lines=3) == "line 99997 \ufffd\nline 99998 \ufffd\nline 99999 \ufffd"
+    assert log_tail(tmp_path / "missing.log", lines=3) == ""
 
 
 def test_the_leaderboard_lists_a_bad_record_and_builds_the_rest(tmp_path):

@@ -14,7 +14,8 @@ from llmexplore.agents.encoders import ENCODERS
 from llmexplore.envs import get_task, make_adapter, task_names
 from llmexplore.envs.housekeep import scenes
 from llmexplore.errors import DataError
-from llmexplore.methods import MethodContext, RewardBatch, get_method, parse_options
+from llmexplore.lm.config import LMConfig
+from llmexplore.methods import CheckContext, MethodContext, RewardBatch, get_method, parse_options
 from tests.conftest import SHARED_DATA
 
 needs_data = pytest.mark.skipif(not (SHARED_DATA / "housekeep").is_dir(), reason="needs ../shared/data/housekeep")
@@ -96,7 +97,7 @@ def test_encoder_and_rnd_take_real_observations():
     task = get_task("housekeep:merom_1-reward-free")
     cls = get_method("rnd")
     options = parse_options(cls, {})
-    cls.check_task(task, space, options)
+    cls.check_run(CheckContext(task, space, options, LMConfig()))
     rnd = cls(options, MethodContext(task=task, seed=0, run_dir=Path(".")), space)
     assert set(rnd.keys) <= set(space.spaces) and "objects" in rnd.keys
     reward_batch = RewardBatch(obs={k: v.reshape(2, 9, *v.shape[1:]) for k, v in batch.items()},

@@ -16,10 +16,10 @@ from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.nethack.text import encode_message
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError, UserError
-from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.config import LMConfig, SamplingParams
 from llmexplore.lm.oracle import OracleLM
 from llmexplore.lm.questions import MotifPreference, OniClassification, ask
-from llmexplore.methods import MethodContext, RewardBatch, get_method, parse_options
+from llmexplore.methods import CheckContext, MethodContext, RewardBatch, get_method, parse_options
 
 NEWT, WALL, GOLD, EMPTY = "You kill the newt!", "It's a wall.", "You see here 3 gold pieces.", ""
 MESSAGES = [[EMPTY, NEWT, NEWT, WALL], [WALL, GOLD, EMPTY, NEWT]]
@@ -341,7 +341,8 @@ def test_refuses_a_task_without_messages(name):
     cls = get_method(name)
     task = get_task("crafter:reward")
     with pytest.raises(ConfigError, match="needs observation keys \\['message'\\]"):
-        cls.check_task(task, make_adapter(task).observation_space(), parse_options(cls, {}))
+        space = make_adapter(task).observation_space()
+        cls.check_run(CheckContext(task, space, parse_options(cls, {}), LMConfig()))
 
 
 def test_unreachable_lm_server_stops_the_run_before_training():
@@ -357,6 +358,9 @@ def test_unknown_goal_or_prompt_version_stops_the_run_before_training():
     with pytest.raises(ConfigError, match="nope"):
         resolve(RunSpec(method="oni-retrieval", task="nethack:score", steps=4096,
                         method_options={"prompt_version": "nope"}))
+    with pytest.raises(ConfigError, match="nope"):  # a grid's check (no LM server asked) finds it too
+        resolve(RunSpec(method="oni-retrieval", task="nethack:score", steps=4096,
+                        method_options={"prompt_version": "nope"}), check_device=False)
 
 
 def test_published_defaults_and_the_count_wrapper():

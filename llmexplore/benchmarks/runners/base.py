@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from llmexplore.atomic import atomic_write_json, atomic_write_text
+from llmexplore.atomic import atomic_write_json, atomic_write_text, log_tail
 from llmexplore.benchmarks.grid import Cell, Grid
 from llmexplore.benchmarks.record import read_record
 from llmexplore.benchmarks.runners.launch import CELL_LOG
@@ -241,7 +241,7 @@ def _is_complete(cell: Cell) -> bool:
 
 def _failure_details(cell: Cell, exit_code: int) -> tuple[str, str]:
     """Why a cell did not complete: its record's error, else the tail of its log."""
-    tail = log_tail(cell.run_dir / CELL_LOG)
+    tail = log_tail(cell.run_dir / CELL_LOG, lines=30)
     try:
         record = read_record(cell.run_dir)
         if record.error:
@@ -249,13 +249,6 @@ def _failure_details(cell: Cell, exit_code: int) -> tuple[str, str]:
         return f"run ended with status '{record.status}' (exit code {exit_code})", tail
     except UserError:
         return f"exit code {exit_code} before a run record was written", tail
-
-
-def log_tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
 
 
 class GridView:

@@ -246,89 +246,30 @@ _EPISODE_KEYS = ("episode_id", "start_matrix", "end_matrix", "objs_keys", "objs_
 
 
 def _compile(scene: str, path: str, index: int, raw: Any, annotations: Annotations, hint: str) -> EpisodeLayout:
-    where = f"{path}, episode #{index}"
-    if not isinstance(raw, dict):
-        raise DataError(f"{where} is not an object", hint=hint)
-    missing = [k for k in _EPISODE_KEYS if k not in raw]
-    if missing:
-        raise DataError(f"{where} lacks {missing}", hint=hint)
-    where = f"{path}, episode {raw['episode_id']}"
-    vocab = annotations.vocabulary
-    obj_keys, obj_cats = [str(k) for k in raw["objs_keys"]], [str(c) for c in raw["objs_cats"]]
-    rec_keys, rec_cats = [str(k) for k in raw["recs_keys"]], [str(c) for c in raw["recs_cats"]]
-    if len(obj_keys) != len(obj_cats) or len(rec_keys) != len(rec_cats):
-        raise DataError(f"{where}: objs_keys/objs_cats or recs_keys/recs_cats differ in length", hint=hint)
-    if not 0 < len(obj_keys) <= MAX_OBJECTS:
-        raise DataError(f"{where}: {len(obj_keys)} objects; this task supports 1 to {MAX_OBJECTS}", hint=hint)
-    unknown = sorted({c for c in obj_cats if annotations.column(c) is None})
-    if unknown:
-        raise DataError(f"{where}: object categories {unknown} are not in the annotations", hint=hint)
-    try:
-        start_all = np.asarray(raw["start_matrix"], dtype=np.float32)
-        end_all = np.asarray(raw["end_matrix"], dtype=np.float32)
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: start_matrix/end_matrix are not numeric matrices", hint=hint) from None
-    shape = (len(rec_keys), len(obj_keys))
-    if start_all.shape != shape or end_all.shape != shape:
-        raise DataError(f"{where}: start/end matrices have shapes {start_all.shape}/{end_all.shape}, expected "
-                        f"{shape} (receptacles x objects)", hint=hint)
-    if not np.all(start_all.sum(axis=0) == 1) or not np.isin(start_all, (0, 1)).all():
-        raise DataError(f"{where}: start_matrix must put every object on exactly one receptacle", hint=hint)
+    """One episode of a file as an ``EpisodeLayout``, every problem a DataError naming the episode.
 
-    # receptacles inside rooms, grouped by room
-    keep = []
-    room_of: list[str] = []
-    for i, key in enumerate(rec_keys):
-        room = key.split("-", 1)[0]
-        if room != NO_ROOM:
-            keep.append(i)
-            room_of.append(room)
-    room_names = tuple(sorted(set(room_of)))
-    if not 0 < len(room_names) <= MAX_ROOMS:
-        raise DataError(f"{where}: {len(room_names)} rooms; this task supports 1 to {MAX_ROOMS}", hint=hint)
-    room_types = tuple(_room_type(r) for r in room_names)
-    room_index = {r: i for i, r in enumerate(room_names)}
-    rec_room = np.array([room_index[r] for r in room_of], dtype=np.int64)
-    order = np.argsort(rec_room, kind="stable")
-    keep = [keep[i] for i in order]
-    rec_room = rec_room[order]
-    rec_slot = np.zeros(len(keep), dtype=np.int64)
-    room_receptacles = []
-    for r in range(len(room_names)):
-        members = np.flatnonzero(rec_room == r)
-        if len(members) > MAX_RECEPTACLES:
-            raise DataError(f"{where}: room {room_names[r]} has {len(members)} receptacles; this task supports "
-                            f"{MAX_RECEPTACLES}", hint=hint)
-        rec_slot[members] = np.arange(len(members))
-        room_receptacles.append(members)
+    The steps below run in this order so that each one may rely on what the earlier ones checked.
+    """
+    where = _episode_where(raw, path, index, hint)
+    obj_keys, obj_cats, rec_keys, rec_cats = _names(raw, annotations, where, hint)
+    start_all, end_all = _placement_matrices(raw, (len(rec_keys), len(obj_keys)), where, hint)
+    rooms = _rooms(rec_keys, where, hint)
+    keep = rooms.keep
     categories = tuple(RECEPTACLE_ALIASES.get(rec_cats[i], rec_cats[i]) for i in keep)
-
-    start_rows = start_all.argmax(axis=0)
-    position = {old: new for new, old in enumerate(keep)}
-    outside = [obj_keys[j] for j, row in enumerate(start_rows) if row not in position]
-    if outside:
-        raise DataError(f"{where}: objects {outside} start on a fixture outside every room", hint=hint)
-    start = np.array([position[row] for row in start_rows], dtype=np.int64)
-
+    start = _start_receptacles(start_all, keep, obj_keys, where, hint)
     sizes, footprints = _geometry(raw["recs_packers"], [rec_keys[i] for i in keep], obj_keys, where, hint)
-    start_room = _start_room(raw, keep, rec_room, where, hint)
-
-    found = (annotations.row(room_types[rec_room[n]], categories[n]) for n in range(len(keep)))
-    rows = np.array([-1 if row is None else row for row in found], dtype=np.int64)
-    cols = np.array([annotations.column(c) for c in obj_cats], dtype=np.int64)
-    correct = np.zeros((len(keep), len(obj_keys)), dtype=bool)
-    annotated = rows >= 0
-    correct[annotated] = annotations.correct[rows[annotated]][:, cols]
-
+    start_room = _start_room(raw, keep, rooms.rec_room, where, hint)
+    correct = _correct_placements(annotations, [rooms.types[r] for r in rooms.rec_room], categories, obj_cats)
+    vocab = annotations.vocabulary
     return EpisodeLayout(
         scene=scene,
         episode_id=int(raw["episode_id"]),
-        room_names=room_names,
-        room_types=room_types,
-        room_type_ids=np.array([vocab.room_id(t) for t in room_types], dtype=np.int16),
-        room_receptacles=tuple(room_receptacles),
-        rec_room=rec_room,
-        rec_slot=rec_slot,
+        room_names=rooms.names,
+        room_types=rooms.types,
+        room_type_ids=np.array([vocab.room_id(t) for t in rooms.types], dtype=np.int16),
+        room_receptacles=rooms.receptacles,
+        rec_room=rooms.rec_room,
+        rec_slot=rooms.rec_slot,
         rec_category=categories,
         rec_source_category=tuple(rec_cats[i] for i in keep),
         rec_category_ids=np.array([vocab.receptacle_id(c) for c in categories], dtype=np.int16),
@@ -342,6 +283,118 @@ def _compile(scene: str, path: str, index: int, raw: Any, annotations: Annotatio
         correct=correct,
         published_goal=end_all[keep] > 0.5,
     )
+
+
+def _episode_where(raw: Any, path: str, index: int, hint: str) -> str:
+    """How errors name the episode: by its id once it is known to be an object with every key we read,
+    before that by its position in the file."""
+    where = f"{path}, episode #{index}"
+    if not isinstance(raw, dict):
+        raise DataError(f"{where} is not an object", hint=hint)
+    missing = [k for k in _EPISODE_KEYS if k not in raw]
+    if missing:
+        raise DataError(f"{where} lacks {missing}", hint=hint)
+    return f"{path}, episode {raw['episode_id']}"
+
+
+def _names(raw: dict, annotations: Annotations, where: str,
+           hint: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Object and receptacle keys and categories. Every object category must be annotated: an object
+    nobody judged has no correct receptacle, and the task could not be scored."""
+    obj_keys, obj_cats = [str(k) for k in raw["objs_keys"]], [str(c) for c in raw["objs_cats"]]
+    rec_keys, rec_cats = [str(k) for k in raw["recs_keys"]], [str(c) for c in raw["recs_cats"]]
+    if len(obj_keys) != len(obj_cats) or len(rec_keys) != len(rec_cats):
+        raise DataError(f"{where}: objs_keys/objs_cats or recs_keys/recs_cats differ in length", hint=hint)
+    if not 0 < len(obj_keys) <= MAX_OBJECTS:
+        raise DataError(f"{where}: {len(obj_keys)} objects; this task supports 1 to {MAX_OBJECTS}", hint=hint)
+    unknown = sorted({c for c in obj_cats if annotations.column(c) is None})
+    if unknown:
+        raise DataError(f"{where}: object categories {unknown} are not in the annotations", hint=hint)
+    return obj_keys, obj_cats, rec_keys, rec_cats
+
+
+def _placement_matrices(raw: dict, shape: tuple[int, int], where: str,
+                        hint: str) -> tuple[np.ndarray, np.ndarray]:
+    """The file's start and goal placements, [receptacles, objects]; the start must put each object on
+    exactly one receptacle, since the env starts from it."""
+    try:
+        start_all = np.asarray(raw["start_matrix"], dtype=np.float32)
+        end_all = np.asarray(raw["end_matrix"], dtype=np.float32)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: start_matrix/end_matrix are not numeric matrices", hint=hint) from None
+    if start_all.shape != shape or end_all.shape != shape:
+        raise DataError(f"{where}: start/end matrices have shapes {start_all.shape}/{end_all.shape}, expected "
+                        f"{shape} (receptacles x objects)", hint=hint)
+    if not np.all(start_all.sum(axis=0) == 1) or not np.isin(start_all, (0, 1)).all():
+        raise DataError(f"{where}: start_matrix must put every object on exactly one receptacle", hint=hint)
+    return start_all, end_all
+
+
+@dataclass(frozen=True)
+class _Rooms:
+    """The receptacles the task keeps (those inside a room), grouped by room."""
+
+    keep: list[int]  # file indices of the kept receptacles, in their new order
+    names: tuple[str, ...]
+    types: tuple[str, ...]
+    rec_room: np.ndarray  # [kept receptacles] room index
+    rec_slot: np.ndarray  # [kept receptacles] position in its room
+    receptacles: tuple[np.ndarray, ...]  # per room, its receptacles' new indices
+
+
+def _rooms(rec_keys: Sequence[str], where: str, hint: str) -> _Rooms:
+    """Drop fixtures outside every room and order the rest by room (stable, so the file's order within
+    a room stays): the observation has a fixed number of rooms and of receptacle slots per room."""
+    keep = []
+    room_of: list[str] = []
+    for i, key in enumerate(rec_keys):
+        room = key.split("-", 1)[0]
+        if room != NO_ROOM:
+            keep.append(i)
+            room_of.append(room)
+    names = tuple(sorted(set(room_of)))
+    if not 0 < len(names) <= MAX_ROOMS:
+        raise DataError(f"{where}: {len(names)} rooms; this task supports 1 to {MAX_ROOMS}", hint=hint)
+    room_index = {r: i for i, r in enumerate(names)}
+    rec_room = np.array([room_index[r] for r in room_of], dtype=np.int64)
+    order = np.argsort(rec_room, kind="stable")
+    keep = [keep[i] for i in order]
+    rec_room = rec_room[order]
+    rec_slot = np.zeros(len(keep), dtype=np.int64)
+    receptacles = []
+    for r in range(len(names)):
+        members = np.flatnonzero(rec_room == r)
+        if len(members) > MAX_RECEPTACLES:
+            raise DataError(f"{where}: room {names[r]} has {len(members)} receptacles; this task supports "
+                            f"{MAX_RECEPTACLES}", hint=hint)
+        rec_slot[members] = np.arange(len(members))
+        receptacles.append(members)
+    return _Rooms(keep, names, tuple(_room_type(r) for r in names), rec_room, rec_slot, tuple(receptacles))
+
+
+def _start_receptacles(start_all: np.ndarray, keep: Sequence[int], obj_keys: Sequence[str], where: str,
+                       hint: str) -> np.ndarray:
+    """Each object's start receptacle as a kept index; an object starting on a dropped fixture would
+    have no place in the observation."""
+    start_rows = start_all.argmax(axis=0)
+    position = {old: new for new, old in enumerate(keep)}
+    outside = [obj_keys[j] for j, row in enumerate(start_rows) if row not in position]
+    if outside:
+        raise DataError(f"{where}: objects {outside} start on a fixture outside every room", hint=hint)
+    return np.array([position[row] for row in start_rows], dtype=np.int64)
+
+
+def _correct_placements(annotations: Annotations, rec_room_types: Sequence[str], categories: Sequence[str],
+                        obj_cats: Sequence[str]) -> np.ndarray:
+    """[receptacles, objects]: the annotators' verdict per placement. A receptacle the annotations do not
+    know (a room type and category nobody ranked) is correct for no object."""
+    found = (annotations.row(room_type, category) for room_type, category in zip(rec_room_types, categories))
+    rows = np.array([-1 if row is None else row for row in found], dtype=np.int64)
+    cols = np.array([annotations.column(c) for c in obj_cats], dtype=np.int64)
+    correct = np.zeros((len(categories), len(obj_cats)), dtype=bool)
+    annotated = rows >= 0
+    correct[annotated] = annotations.correct[rows[annotated]][:, cols]
+    return correct
 
 
 def _room_type(room: str) -> str:

@@ -26,10 +26,8 @@ import numpy as np
 import torch
 from pydantic import Field
 
-from llmexplore.envs.base import TaskSpec
 from llmexplore.errors import ConfigError
-from llmexplore.lm.config import LMConfig
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.ellm.embedding import resolve_model_path
 from llmexplore.methods.ellm.word_vectors import WordPieceVectors, cosine
 from llmexplore.methods.registry import register_method
@@ -129,13 +127,10 @@ class ELLMBoW(IntrinsicReward):
     Options: ClassVar[type[MethodOptions]] = ELLMBoWOptions
 
     @classmethod
-    def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: ELLMBoWOptions) -> None:
-        super().check_task(task, obs_space, options)
-        resolve_model_path(options.model_path)
-
-    @classmethod
-    def check_run(cls, task: TaskSpec, options: ELLMBoWOptions, lm: LMConfig) -> None:
-        goal_text(options, lm.prompts)
+    def check_run(cls, run: CheckContext) -> None:
+        super().check_run(run)
+        resolve_model_path(run.options.model_path)
+        goal_text(run.options, run.lm.prompts)
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: ELLMBoWOptions, context: MethodContext) -> gym.Env:

@@ -54,4 +54,4 @@ def make_wrapper(env: gym.Env, options: ELLMOptions, context: MethodContext) -> 
                    "failed": options.failed_reward}
         return HousekeepGoals(env, embedder, answers, make_adapter(context.task).vocab, rewards=rewards,
                               novelty=options.novelty, goal_conditioning=options.goal_conditioning)
-    raise AssertionError(f"ELLM.check_task admits no {family} task")
+    raise AssertionError(f"ELLM.check_run admits no {family} task")

@@ -39,8 +39,7 @@ from pydantic import Field
 
 from llmexplore.envs.base import TaskSpec
 from llmexplore.errors import ConfigError
-from llmexplore.lm.config import LMConfig
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.ellm.embedding import resolve_model_path
 from llmexplore.methods.ellm.wrapper import GOAL_KEY, REWARD_KEY
 from llmexplore.methods.registry import register_method
@@ -86,20 +85,18 @@ class ELLM(IntrinsicReward):
         return FAMILY_KEYS.get(task.family, ())
 
     @classmethod
-    def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: ELLMOptions) -> None:
+    def check_run(cls, run: CheckContext) -> None:
+        from llmexplore.lm.templates import load_prompts
+
+        task, options, lm = run.task, run.options, run.lm
         if task.family not in QUESTIONS:
             raise ConfigError(
                 f"method 'ellm' cannot run on {task.family} task '{task.name}': ELLM asks the LM for goal "
                 f"suggestions, and this suite has a suggestion question only for "
                 f"{' and '.join(f'{f} ({q})' for f, q in QUESTIONS.items())}",
                 hint="on NetHack use 'ellm-bow' (ONI's ELLM baseline), or run 'ellm' on a crafter or housekeep task")
-        super().check_task(task, obs_space, options)
+        super().check_run(run)
         resolve_model_path(options.model_path)
-
-    @classmethod
-    def check_run(cls, task: TaskSpec, options: ELLMOptions, lm: LMConfig) -> None:
-        from llmexplore.lm.templates import load_prompts
-
         load_prompts(lm.prompts).template(QUESTIONS[task.family], options.prompt_version)
         if options.oracle_noise > 0 and (task.family != "housekeep" or lm.backend != "oracle"):
             raise ConfigError("the ellm option oracle_noise flips the oracle's Housekeep placement answers; "

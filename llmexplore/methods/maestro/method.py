@@ -49,7 +49,7 @@ from pydantic import Field, field_validator
 from llmexplore.envs.base import ENV_UID_KEY, TaskSpec
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.maestro.codegen import TRAINING
 from llmexplore.methods.maestro.interface import RAW_KEYS
 from llmexplore.methods.maestro.program import SkillProgram
@@ -129,11 +129,12 @@ class MaestroMotif(IntrinsicReward):
 
     # -- checks before any work -------------------------------------------------------------------
     @classmethod
-    def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: MaestroOptions) -> None:
-        if task.family != "nethack":
-            raise ConfigError(f"method 'maestro' runs on NetHack tasks only, not '{task.name}'",
+    def check_run(cls, run: CheckContext) -> None:
+        options: MaestroOptions = run.options  # type: ignore[assignment]
+        if run.task.family != "nethack":
+            raise ConfigError(f"method 'maestro' runs on NetHack tasks only, not '{run.task.name}'",
                               hint="its skills and observation interface are NetHack's")
-        super().check_task(task, obs_space, options)
+        super().check_run(run)
         for skill in options.skills:
             path = reward_model_dir(options, skill)
             if not path.is_dir():

@@ -30,10 +30,9 @@ import numpy as np
 import torch
 from pydantic import Field
 
-from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.motif.artifacts import check_reward_model_dir
 from llmexplore.methods.motif.scorer import RewardScorer
 from llmexplore.methods.registry import register_method
@@ -68,9 +67,9 @@ class Motif(IntrinsicReward):
         return self.scorer.eps
 
     @classmethod
-    def check_task(cls, task: TaskSpec, obs_space: gym.spaces.Dict, options: MotifOptions) -> None:
-        super().check_task(task, obs_space, options)
-        check_reward_model_dir(options.reward_model)
+    def check_run(cls, run: CheckContext) -> None:
+        super().check_run(run)
+        check_reward_model_dir(run.options.reward_model)
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: MotifOptions, context: MethodContext) -> gym.Env:

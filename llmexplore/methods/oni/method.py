@@ -49,9 +49,8 @@ from pydantic import Field
 
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
-from llmexplore.lm.config import LMConfig
 from llmexplore.lm.questions import MotifPreference, OniClassification, Question
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.common import RunningMeanStd
 from llmexplore.methods.oni.background import BackgroundTrainer
 from llmexplore.methods.oni.captions import CaptionVocabulary
@@ -134,9 +133,9 @@ class _Oni(IntrinsicReward):
         raise NotImplementedError
 
     @classmethod
-    def check_lm(cls, lm: LMConfig, options: OniOptions) -> None:
-        cls.make_question(options, lm.prompts)  # the prompt version (and goal) exist
-        super().check_lm(lm, options)
+    def check_run(cls, run: CheckContext) -> None:
+        super().check_run(run)
+        cls.make_question(run.options, run.lm.prompts)  # the prompt version (and goal) exist
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: OniOptions, context: MethodContext) -> gym.Env:
