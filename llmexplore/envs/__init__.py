@@ -22,6 +22,7 @@ from llmexplore.envs.registry import (
     list_tasks,
     make_adapter,
     register_family,
+    register_plugin_families,
     register_task,
     task_names,
     unregister_family,
@@ -55,5 +56,6 @@ __all__ = [
 register_family(import_path("llmexplore.envs.crafter.family:FAMILY"))
 register_family(import_path("llmexplore.envs.nethack.family:FAMILY"))
 register_family(import_path("llmexplore.envs.housekeep.family:FAMILY"))
+register_plugin_families()  # LLMEXPLORE_FAMILIES and the entry-point group llmexplore.envs
 
 from llmexplore.envs.gym_ids import gym_id  # noqa: E402

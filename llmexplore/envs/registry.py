@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import warnings
 from typing import Iterable
 
 from llmexplore.envs.base import EnvAdapter, TaskSpec
@@ -19,12 +20,17 @@ _TASKS: dict[str, TaskSpec] = {}
 _FAMILIES: dict[str, EnvFamily] = {}
 #: task name -> gymnasium id, kept current as families come and go (``envs.GYM_IDS`` is this dict)
 GYM_IDS: dict[str, str] = {}
+#: families outside the package: an entry-point group, and a variable for modules that are not installed
+ENTRY_POINT_GROUP = "llmexplore.envs"
+FAMILIES_ENV = "LLMEXPLORE_FAMILIES"
 
 
 def register_family(family: EnvFamily) -> EnvFamily:
     """Make a family and its tasks available (and each task's gymnasium id); the one line a new family adds."""
     from llmexplore.envs.gym_ids import register_gym_ids
 
+    if _FAMILIES.get(family.name) is family:
+        return family  # again, e.g. from LLMEXPLORE_FAMILIES in the process that set it
     if family.name in _FAMILIES:
         raise ValueError(f"family '{family.name}' is already registered")
     taken = [n for n in (net.name for net in family.networks.values()) if find_network(n) is not None]
@@ -35,6 +41,28 @@ def register_family(family: EnvFamily) -> EnvFamily:
         register_task(task)
     GYM_IDS.update(register_gym_ids([t.name for t in family.tasks]))
     return family
+
+
+def register_plugin_families() -> None:
+    """Register the families named outside the package, in every process that imports ``llmexplore.envs``.
+
+    Installed packages name theirs in the entry-point group ``llmexplore.envs``; a module that is
+    not installed (a script's, a test's) is named in ``LLMEXPLORE_FAMILIES`` (comma-separated
+    ``module:FAMILY`` paths), which the processes a run spawns (sample-factory's env probe, rollout
+    workers, evaluation workers) inherit.
+    """
+    import os
+    from importlib.metadata import entry_points
+
+    paths = [p.strip() for p in os.environ.get(FAMILIES_ENV, "").split(",") if p.strip()]
+    for path in paths:
+        register_family(import_path(path))
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register_family(ep.load())
+        except Exception as exc:  # a broken plugin must not break the built-in families
+            warnings.warn(f"environment family plugin '{ep.name}' ({ep.value}) is skipped: "
+                          f"{type(exc).__name__}: {exc}", stacklevel=2)
 
 
 def unregister_family(name: str) -> None:
