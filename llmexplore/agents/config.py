@@ -57,8 +57,8 @@ class TrainConfig(BaseModel):
     reward_clip: float = Field(10.0, gt=0)
     rnn_size: int = Field(256, ge=8)
     network: Literal["small", "published"] = Field(
-        "small", description="policy network: small (ours, sized for a CPU) or one the family offers (NetHack: "
-                             "published, the NLE baseline network Motif's and ONI's code define)")
+        "small", description="policy network: small (ours, sized for a CPU) or one the family offers "
+                             "(NetHack: published, the NLE baseline network Motif's and ONI's code define)")
     preset: Literal["published"] | None = Field(
         None, description="published: Motif's and ONI's APPO settings and network, for GPU runs (PRESETS)")
     device: Literal["cpu", "gpu", "auto"] = "cpu"

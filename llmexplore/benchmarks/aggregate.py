@@ -27,7 +27,8 @@ from llmexplore.errors import UserError
 
 def normalization_notes() -> list[str]:
     """'<family> <metric>: <where the points come from>' for every family with reference points."""
-    return [f"{f.name} {f.normalization.metric}: {f.normalization.note}" for f in families() if f.normalization]
+    return [f"{f.name} {f.normalization.metric}: {f.normalization.note}"
+            for f in families() if f.normalization is not None]
 
 
 def extra_column_names() -> set[str]:

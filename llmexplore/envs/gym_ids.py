@@ -17,7 +17,7 @@ VERSION = 0
 
 
 def gym_id(task: str) -> str:
-    """``nethack:staircase-lvl3`` -> ``llmexplore/NetHackStaircaseLvl3-v0`` (the family's title, then the task)."""
+    """``nethack:staircase-lvl3`` -> ``llmexplore/NetHackStaircaseLvl3-v0`` (the family's title, the task)."""
     from llmexplore.envs.registry import find_family
 
     family, _, name = task.partition(":")
@@ -46,7 +46,8 @@ def register_gym_ids(tasks: Sequence[str]) -> dict[str, str]:
     for task, env_id in ids.items():
         known = gymnasium.registry.get(env_id)
         if known is not None and known.kwargs.get("task") != task:
-            raise ValueError(f"gymnasium id {env_id} of task '{task}' is taken by '{known.kwargs.get('task')}'")
+            taken_by = known.kwargs.get("task")
+            raise ValueError(f"gymnasium id {env_id} of task '{task}' is taken by '{taken_by}'")
         if known is None:
             gymnasium.register(id=env_id, entry_point=make_task_env, kwargs={"task": task})
     return ids

@@ -26,7 +26,7 @@ FAMILIES_ENV = "LLMEXPLORE_FAMILIES"
 
 
 def register_family(family: EnvFamily) -> EnvFamily:
-    """Make a family and its tasks available (and each task's gymnasium id); the one line a new family adds."""
+    """Make a family, its tasks and their gymnasium ids available: the one line a new family adds."""
     from llmexplore.envs.gym_ids import register_gym_ids
 
     if _FAMILIES.get(family.name) is family:

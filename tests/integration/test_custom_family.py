@@ -48,7 +48,8 @@ def test_reading_a_family_imports_neither_torch_nor_sample_factory():
 
 
 def test_registering_adds_the_tasks_and_unregistering_removes_them(grid_family):
-    assert "gridworld:corner" in task_names() and GYM_IDS["gridworld:corner"] == "llmexplore/GridWorldCorner-v0"
+    assert "gridworld:corner" in task_names()
+    assert GYM_IDS["gridworld:corner"] == "llmexplore/GridWorldCorner-v0"
     assert estimated_seconds(get_task("gridworld:corner"), 5_000) == 1.0
     register_family(FAMILY)  # the same family again changes nothing
     with pytest.raises(ValueError, match="already registered"):
@@ -62,7 +63,8 @@ def test_registering_adds_the_tasks_and_unregistering_removes_them(grid_family):
 def test_a_family_from_the_tests_trains_ranks_and_is_visualised(grid_family, tmp_path, capsys):
     runs = tmp_path / "runs"
     for method in ("none", "rnd"):
-        spec = RunSpec.parse({"method": method, "task": "gridworld:corner", "seed": 0, "steps": STEPS}, "test")
+        data = {"method": method, "task": "gridworld:corner", "seed": 0, "steps": STEPS}
+        spec = RunSpec.parse(data, "test")
         record = run_cell(spec, runs / method, quiet=True)
         assert record.status == "complete" and record.env_steps >= STEPS, record.error
         assert record.metric == "reached" and 0.0 <= record.final_metrics["reached"] <= 1.0
@@ -78,7 +80,7 @@ def test_a_family_from_the_tests_trains_ranks_and_is_visualised(grid_family, tmp
     assert "## gridworld:corner" in page and " distance |" in page  # the family's extra column
     with (board / "scores.csv").open() as f:
         scores = list(csv.DictReader(f))
-    assert [(r["task"], r["method"]) for r in scores] == [("gridworld:corner", "none"), ("gridworld:corner", "rnd")]
+    assert [(r["task"], r["method"]) for r in scores] == [("gridworld:corner", m) for m in ("none", "rnd")]
     for row in scores:  # normalised by the family's points: 0 -> 0, 0.5 -> 1
         assert float(row["normalized"]) == pytest.approx(float(row["metric_value"]) / 0.5)
     assert "gridworld reached: half of the episodes reaching the corner -> 1" in normalization_notes()

@@ -26,8 +26,8 @@ def _variants(name: str, description: str, options: dict) -> tuple[TaskSpec, ...
 def _tasks() -> tuple[TaskSpec, ...]:
     tasks: list[TaskSpec] = []
     for short, scene in SHORT_NAMES.items():
-        tasks += _variants(short, f"tidy {scene} ({SCENE_SPLITS[scene]} split), one of its published episodes "
-                                  "per reset", {"scenes": (scene,)})
+        tasks += _variants(short, f"tidy {scene} ({SCENE_SPLITS[scene]} split), one of its published "
+                                  "episodes per reset", {"scenes": (scene,)})
     for split in SPLITS:
         tasks += _variants(split, f"tidy a published episode of a random {split}-split scene (scenes whose "
                                   "episode files are present)", {"split": split})
