@@ -34,8 +34,9 @@ def register_family(family: EnvFamily) -> EnvFamily:
     if family.name in _FAMILIES:
         raise ValueError(f"family '{family.name}' is already registered")
     taken = [n for n in (net.name for net in family.networks.values()) if find_network(n) is not None]
+    taken += [t.name for t in family.tasks if t.name in _TASKS]
     if taken:
-        raise ValueError(f"network name(s) {', '.join(taken)} of family '{family.name}' are taken")
+        raise ValueError(f"network or task name(s) {', '.join(taken)} of family '{family.name}' are taken")
     _FAMILIES[family.name] = family
     for task in family.tasks:
         register_task(task)
@@ -56,7 +57,13 @@ def register_plugin_families() -> None:
 
     paths = [p.strip() for p in os.environ.get(FAMILIES_ENV, "").split(",") if p.strip()]
     for path in paths:
-        register_family(import_path(path))
+        try:
+            family = import_path(path)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigError(f"{FAMILIES_ENV} names '{path}', which cannot be imported: {exc}",
+                              hint="give comma-separated module:FAMILY paths importable from here, or unset "
+                                   f"{FAMILIES_ENV}") from None
+        register_family(family)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             register_family(ep.load())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,22 @@ def test_a_family_from_the_tests_trains_ranks_and_is_visualised(grid_family, tmp
     first = next(out.rglob("*.gif"))
     with Image.open(first) as gif:  # the family's own screen: 10-pixel cells
         assert gif.size[0] >= SIZE * 10
+
+
+def run_cli(*args: str, families: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), **{FAMILIES_ENV: families})
+    return subprocess.run([sys.executable, "-m", "llmexplore", *args], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=120)
+
+
+def test_a_family_named_in_the_variable_is_listed_by_every_process():
+    result = run_cli("envs", "--json", families="tests.fixtures.grid_world:FAMILY")
+    assert result.returncode == 0, result.stderr
+    rows = {r["task"]: r for r in json.loads(result.stdout)}
+    assert rows["gridworld:corner"]["obs_keys"] == ["grid", "position"]
+
+
+def test_a_variable_naming_nothing_importable_is_one_clear_error():
+    result = run_cli("envs", families="tests.fixtures.no_such_module:FAMILY")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "LLMEXPLORE_FAMILIES names 'tests.fixtures.no_such_module:FAMILY'" in result.stderr
