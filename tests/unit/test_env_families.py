@@ -97,3 +97,11 @@ def test_a_family_is_checked_when_declared():
                   train_defaults={}, networks={"small": Network("x", "m:E")})
     with pytest.raises(ValueError, match="module:name"):
         import_path("no_colon")
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_a_family_names_datasets_the_catalog_knows(name):
+    from llmexplore.data.catalog import DATASETS
+
+    sources = get_family(name).data_sources
+    assert sources and all(s in DATASETS or s == "balrog" for s in sources)  # balrog ships in the package
