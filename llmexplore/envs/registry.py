@@ -23,6 +23,8 @@ GYM_IDS: dict[str, str] = {}
 #: families outside the package: an entry-point group, and a variable for modules that are not installed
 ENTRY_POINT_GROUP = "llmexplore.envs"
 FAMILIES_ENV = "LLMEXPLORE_FAMILIES"
+#: families every process registers when it imports ``llmexplore.envs`` (built-in and plugins)
+_AT_IMPORT: set[str] = set()
 
 
 def register_family(family: EnvFamily) -> EnvFamily:
@@ -70,6 +72,34 @@ def register_plugin_families() -> None:
         except Exception as exc:  # a broken plugin must not break the built-in families
             warnings.warn(f"environment family plugin '{ep.name}' ({ep.value}) is skipped: "
                           f"{type(exc).__name__}: {exc}", stacklevel=2)
+    _AT_IMPORT.update(_FAMILIES)  # every new process that imports llmexplore.envs registers these
+
+
+def _named_outside() -> list[str]:
+    """The ``module:FAMILY`` paths of ``LLMEXPLORE_FAMILIES`` and of the entry-point group."""
+    import os
+    from importlib.metadata import entry_points
+
+    paths = [p.strip() for p in os.environ.get(FAMILIES_ENV, "").split(",") if p.strip()]
+    return paths + [ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)]
+
+
+def require_in_new_processes(name: str) -> None:
+    """Stop before training when a new process (sample-factory's env probe, its workers) would not know
+    the family: one registered by a call only, in this process."""
+    family = get_family(name)
+    if name in _AT_IMPORT:
+        return
+    for path in _named_outside():
+        try:
+            if import_path(path) is family:
+                return
+        except Exception:  # a path that does not import names no family (import reports it)
+            continue
+    raise ConfigError(f"environment family '{name}' is registered in this process only; training starts new "
+                      "processes, which would not know it",
+                      hint=f"name it in {FAMILIES_ENV}=<module>:<FAMILY> or in the entry-point group "
+                           f"{ENTRY_POINT_GROUP}")
 
 
 def unregister_family(name: str) -> None:

@@ -26,6 +26,7 @@ from llmexplore.benchmarks.spec import RunSpec
 from llmexplore.cli import main
 from llmexplore.envs import GYM_IDS, get_task, register_family, task_names, unregister_family
 from llmexplore.envs.registry import FAMILIES_ENV
+from llmexplore.errors import ConfigError
 from tests.fixtures.grid_world import FAMILY, SIZE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -110,6 +111,17 @@ def test_a_family_named_in_the_variable_is_listed_by_every_process():
     assert result.returncode == 0, result.stderr
     rows = {r["task"]: r for r in json.loads(result.stdout)}
     assert rows["gridworld:corner"]["obs_keys"] == ["grid", "position"]
+
+
+def test_a_family_registered_by_a_call_only_is_refused_before_training(tmp_path):
+    register_family(FAMILY)  # no LLMEXPLORE_FAMILIES: sample-factory's env probe would not know it
+    try:
+        spec = RunSpec.parse({"method": "none", "task": "gridworld:corner", "seed": 0, "steps": STEPS}, "test")
+        with pytest.raises(ConfigError, match="registered in this process only") as info:
+            run_cell(spec, tmp_path / "run", quiet=True)
+    finally:
+        unregister_family(FAMILY.name)
+    assert FAMILIES_ENV in info.value.hint
 
 
 def test_a_variable_naming_nothing_importable_is_one_clear_error():
