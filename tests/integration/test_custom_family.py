@@ -102,8 +102,8 @@ def test_a_family_from_the_tests_trains_ranks_and_is_visualised(grid_family, tmp
 
 def run_cli(*args: str, families: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO), **{FAMILIES_ENV: families})
-    return subprocess.run([sys.executable, "-m", "llmexplore", *args], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=120)
+    return subprocess.run([sys.executable, "-m", "llmexplore", *args], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=120)
 
 
 def test_a_family_named_in_the_variable_is_listed_by_every_process():
@@ -116,7 +116,8 @@ def test_a_family_named_in_the_variable_is_listed_by_every_process():
 def test_a_family_registered_by_a_call_only_is_refused_before_training(tmp_path):
     register_family(FAMILY)  # no LLMEXPLORE_FAMILIES: sample-factory's env probe would not know it
     try:
-        spec = RunSpec.parse({"method": "none", "task": "gridworld:corner", "seed": 0, "steps": STEPS}, "test")
+        data = {"method": "none", "task": "gridworld:corner", "seed": 0, "steps": STEPS}
+        spec = RunSpec.parse(data, "test")
         with pytest.raises(ConfigError, match="registered in this process only") as info:
             run_cell(spec, tmp_path / "run", quiet=True)
     finally:
