@@ -7,20 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: Defaults chosen for this suite's reference machine (2 CPU cores): serial sampling,
-#: a 256-unit GRU, and the reward scaling of the published protocols (Motif scales
-#: NetHack rewards by 0.1 and clips at 10).
-FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
-    "nethack": dict(envs_per_worker=32, batch_size=2048, gamma=0.999, reward_scale=0.1),
-    "crafter": dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
-    "housekeep": dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
-}
+#: Defaults chosen for this suite's reference machine (2 CPU cores): serial sampling, a 256-unit
+#: GRU; each environment family overrides them with its own (``EnvFamily.train_defaults``, e.g.
+#: the reward scaling of its published protocol).
 GENERIC_DEFAULTS: dict[str, Any] = dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0)
-
-#: ``-t network=published`` on NetHack: the NLE baseline network (``nle_baseline.py``)
-NLE_BASELINE = "nethack-published"
-#: networks by ``-t network=...``, per adapter encoder; "small" is the adapter's own (sized for a CPU)
-NETWORKS: dict[str, dict[str, str]] = {"nethack": {"small": "nethack", "published": NLE_BASELINE}}
 
 #: ``-t preset=...``: settings applied where the run does not set them itself. "published" is the
 #: APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch 4,096, reward scale 0.1,
@@ -31,18 +21,25 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def network_encoder(adapter_encoder: str, network: str) -> str:
-    """The encoder name for an adapter's default encoder and a ``-t network`` choice."""
-    if network == "small":
-        return adapter_encoder
-    choices = NETWORKS.get(adapter_encoder, {})
+def family_defaults(family: str) -> dict[str, Any]:
+    """The training defaults of an environment family (the generic ones for a family not registered)."""
+    from llmexplore.envs.registry import find_family
+
+    found = find_family(family)
+    return {**GENERIC_DEFAULTS, **(found.train_defaults if found else {})}
+
+
+def network_encoder(family: str, network: str) -> str:
+    """The encoder name (run settings, checkpoints) of a family's ``-t network`` choice."""
+    from llmexplore.envs.registry import get_family
+
+    choices = get_family(family).networks
     if network not in choices:
         from llmexplore.errors import ConfigError
 
-        raise ConfigError(f"train.network '{network}' is not available for {adapter_encoder} tasks",
-                          hint="network=published is the NLE baseline network, for NetHack tasks; "
-                               "elsewhere use network=small")
-    return choices[network]
+        raise ConfigError(f"train.network '{network}' is not available for {family} tasks",
+                          hint=f"{family} tasks offer network={' or network='.join(choices)}")
+    return choices[network].name
 
 
 class TrainConfig(BaseModel):
@@ -60,8 +57,8 @@ class TrainConfig(BaseModel):
     reward_clip: float = Field(10.0, gt=0)
     rnn_size: int = Field(256, ge=8)
     network: Literal["small", "published"] = Field(
-        "small", description="policy network: small (ours, sized for a CPU) or published (NetHack: the NLE "
-                             "baseline network Motif's and ONI's code define)")
+        "small", description="policy network: small (ours, sized for a CPU) or one the family offers "
+                             "(NetHack: published, the NLE baseline network Motif's and ONI's code define)")
     preset: Literal["published"] | None = Field(
         None, description="published: Motif's and ONI's APPO settings and network, for GPU runs (PRESETS)")
     device: Literal["cpu", "gpu", "auto"] = "cpu"
@@ -77,7 +74,7 @@ class TrainConfig(BaseModel):
 
     def resolved(self, family: str) -> "TrainConfig":
         """A copy with every family default filled in."""
-        defaults = FAMILY_DEFAULTS.get(family, GENERIC_DEFAULTS)
+        defaults = family_defaults(family)
         values = self.model_dump()
         for key, value in PRESETS.get(self.preset or "", {}).items():
             if key not in self.model_fields_set:

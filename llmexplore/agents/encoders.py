@@ -1,4 +1,5 @@
-"""Policy encoders registered with sample-factory, one per environment family.
+"""Policy encoders registered with sample-factory; each environment family names its own
+(``EnvFamily.networks``, by ``module:Class``), and run settings carry the network's name.
 
 All are sized for throughput on a CPU (the suite's default machine): NetHack's reaches
 over 2,000 env steps/s in training on two cores with a 256-unit GRU core.
@@ -25,7 +26,6 @@ import torch
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
-from llmexplore.agents.config import NLE_BASELINE
 from llmexplore.envs.base import ENV_UID_KEY
 
 TRIGRAM_BUCKETS = 4096
@@ -167,29 +167,29 @@ class GenericEncoder(Encoder):
         return 256
 
 
-ENCODERS: dict[str, type[Encoder]] = {
-    "nethack": NetHackEncoder,
-    "crafter": CrafterEncoder,
-    "housekeep": HousekeepEncoder,
-    "generic": GenericEncoder,
-}
+#: the encoder of run settings that name no family's network
+GENERIC = "generic"
 
 
 def encoder_class(name: str) -> type[Encoder]:
-    if name == NLE_BASELINE:  # imported here: it builds on this module
-        from llmexplore.agents.nle_baseline import NLEBaselineEncoder
+    """The encoder class of a network name (``EnvFamily.networks``), imported when first asked for."""
+    from llmexplore.envs.family import import_path
+    from llmexplore.envs.registry import find_network
 
-        return NLEBaselineEncoder
-    return ENCODERS[name]
+    if name == GENERIC:
+        return GenericEncoder
+    network = find_network(name)
+    if network is None:
+        from llmexplore.errors import ConfigError
+
+        raise ConfigError(f"no environment family offers the network '{name}'",
+                          hint="register the family that names it (llmexplore.envs.register_family)")
+    return import_path(network.encoder)
 
 
 def encoder_obs_keys(name: str) -> tuple[str, ...]:
     """Observation keys an encoder reads beyond its adapter's defaults (asked from the adapter)."""
-    if name == NLE_BASELINE:
-        from llmexplore.agents.nle_baseline import EXTRA_OBS_KEYS
-
-        return EXTRA_OBS_KEYS
-    return ()
+    return tuple(getattr(encoder_class(name), "extra_obs_keys", ()))
 
 
 def make_encoder(cfg, obs_space: gym.spaces.Dict) -> Encoder:

@@ -91,6 +91,8 @@ def crop_glyphs(glyphs: torch.Tensor, x: torch.Tensor, y: torch.Tensor, size: in
 
 
 class NLEBaselineEncoder(Encoder):
+    extra_obs_keys = EXTRA_OBS_KEYS
+
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
         super().__init__(cfg)
         height, width = obs_space["glyphs"].shape

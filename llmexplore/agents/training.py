@@ -121,6 +121,11 @@ def train(
     quiet: bool = True,
 ) -> TrainResult:
     """Run (or resume) training until the budget; sample-factory checkpoints as it goes."""
+    from llmexplore.envs.registry import get_task, require_in_new_processes
+
+    # sample-factory probes the env in a new process even in serial mode: it must know the family
+    require_in_new_processes(get_task(settings.task).family)
+
     from sample_factory.algo.runners.runner import AlgoObserver
     from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
 

@@ -3,9 +3,10 @@
 Per task and method (row label): mean +- standard error over seeds and the IQM with a
 95% stratified-bootstrap interval of the task's benchmark metric (NetHack: BALROG
 progression; Crafter: score over all training episodes within the budget; Housekeep:
-rearrangement success, ``rearrange_success``), plus episode return and intrinsic return. Across tasks, each
-task's metric is normalised by published reference points (below) and the IQM is
-taken over all (task, seed) runs with a bootstrap stratified by task.
+rearrangement success, ``rearrange_success``), plus episode return and intrinsic return and the
+family's extra columns. Across tasks, each task's metric is normalised by its family's published
+reference points (``EnvFamily.normalization``) and the IQM is taken over all (task, seed) runs
+with a bootstrap stratified by task.
 """
 
 from __future__ import annotations
@@ -19,23 +20,20 @@ import pandas as pd
 
 from llmexplore.benchmarks.record import RECORD_FILE, RunRecord, read_record
 from llmexplore.benchmarks.stats import iqm, mean_and_se, stratified_bootstrap_ci
-from llmexplore.envs.crafter.stats import ACHIEVEMENTS
+from llmexplore.envs.family import EnvFamily
+from llmexplore.envs.registry import families, find_family
 from llmexplore.errors import UserError
 
-#: (family, metric) -> (value that maps to 0, value that maps to 1) for the cross-task aggregate
-NORMALIZATION: dict[tuple[str, str], tuple[float, float, str]] = {
-    ("crafter", "score"): (1.55, 50.53, "random agent 1.55 -> 0, human experts 50.53 -> 1 (Crafter's "
-                                        "score of each seed of the published agents, averaged over 5 "
-                                        "seeds; the scoreboard rounds them to 1.6 and 50.5)"),
-    ("nethack", "progression"): (0.0, 100.0, "BALROG progression in percent: 100 = ascension"),
-    ("housekeep", "rearrange_success"): (0.0, 1.0, "fraction of objects on a correct receptacle"),
-}
-#: extra per-task columns shown when present in final metrics
-EXTRA_COLUMNS = {
-    "nethack": ["score", "depth", "experience_level", "gold", "kills"],
-    "crafter": ["achievements_unlocked", "reward"],
-    "housekeep": ["objects_fixed", "objects_displaced", "misplaced_end"],
-}
+
+def normalization_notes() -> list[str]:
+    """'<family> <metric>: <where the points come from>' for every family with reference points."""
+    return [f"{f.name} {f.normalization.metric}: {f.normalization.note}"
+            for f in families() if f.normalization is not None]
+
+
+def extra_column_names() -> set[str]:
+    """Every family's extra per-task columns (shown when present in final metrics)."""
+    return {name for family in families() for name in family.extra_columns}
 
 
 @dataclass
@@ -50,6 +48,11 @@ class Run:
     @property
     def family(self) -> str:
         return self.task.split(":", 1)[0]
+
+    @property
+    def family_info(self) -> EnvFamily | None:
+        """The registered family (None for a record of a family this installation lacks)."""
+        return find_family(self.family)
 
     @property
     def label(self) -> str:
@@ -106,7 +109,8 @@ def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
             "return_mean": ret_mean, "return_se": ret_se, "intrinsic_return_mean": int_mean,
             "intrinsic_return_se": int_se,
         }
-        for column in EXTRA_COLUMNS.get(group[0].family, []):
+        info = group[0].family_info
+        for column in info.extra_columns if info else ():
             row[column] = mean_and_se([r.value(column) for r in group])[0]
         rows.append(row)
     return pd.DataFrame(rows)
@@ -130,11 +134,11 @@ def scores_table(runs: list[Run]) -> pd.DataFrame:
 
 
 def normalized(run: Run) -> float | None:
-    entry = NORMALIZATION.get((run.family, run.record.metric))
-    if entry is None:
+    info = run.family_info
+    points = info.normalization if info else None
+    if points is None or points.metric != run.record.metric:
         return None
-    low, high, _ = entry
-    return (run.value(run.record.metric) - low) / (high - low)
+    return (run.value(run.record.metric) - points.low) / (points.high - points.low)
 
 
 def aggregate_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
@@ -155,20 +159,22 @@ def aggregate_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def crafter_achievement_table(runs: list[Run]) -> pd.DataFrame:
-    """Success rate (%) of each of the 22 achievements, mean over seeds, per Crafter task and label."""
+def achievement_table(runs: list[Run]) -> pd.DataFrame:
+    """Success rate (%) of each achievement, mean over seeds, per task and label, for the families that
+    declare achievements (``EnvFamily.achievements``: Crafter's 22)."""
     rows = []
     groups: dict[tuple[str, str], list[Run]] = {}
     for run in runs:
-        if run.family == "crafter":
+        if run.family_info is not None and run.family_info.achievements:
             groups.setdefault((run.task, run.label), []).append(run)
     for (task, label), group in sorted(groups.items()):
         row: dict[str, Any] = {"task": task, "label": label, "seeds": len(group)}
-        for name in ACHIEVEMENTS:
+        for name in group[0].family_info.achievements:
             row[name] = float(np.nanmean([r.value(f"success_{name}") for r in group]))
         rows.append(row)
-    # the columns even without Crafter runs, so a NetHack-only leaderboard can look for its rows
-    return pd.DataFrame(rows, columns=["task", "label", "seeds", *ACHIEVEMENTS])
+    # the columns even without such runs, so a leaderboard without them can look for its rows
+    names = dict.fromkeys(name for family in families() for name in family.achievements)
+    return pd.DataFrame(rows, columns=["task", "label", "seeds", *names])
 
 
 def learning_curves(runs: list[Run], task: str, key: str) -> dict[str, pd.DataFrame]:

@@ -9,19 +9,26 @@ runs the published budget knowingly.
 from __future__ import annotations
 
 from llmexplore.envs.base import TaskSpec
+from llmexplore.envs.registry import find_family
 from llmexplore.errors import ConfigError
 
 PUBLISHED = "published"
 DAY_SECONDS = 86_400
-#: env steps/s of one training process on the reference machine (2 CPU cores), measured:
-#: NetHack Score 1,300 (README), Crafter about 400 (configs/crafter.yaml), Housekeep (symbolic) about 1,000
-REFERENCE_STEPS_PER_SECOND = {"nethack": 1_300, "crafter": 400, "housekeep": 1_000}
+#: env steps/s assumed for a family that is not registered
+DEFAULT_STEPS_PER_SECOND = 1_000
+
+
+def reference_rate(task: TaskSpec, processes: int = 1) -> int:
+    """Env steps/s of ``processes`` training processes on the reference machine (2 CPU cores), as
+    measured for the task's family (``EnvFamily.reference_steps_per_second``)."""
+    family = find_family(task.family)
+    rate = family.reference_steps_per_second if family else DEFAULT_STEPS_PER_SECOND
+    return rate * max(1, processes)
 
 
 def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
     """A rough wall time for ``steps`` env steps with ``processes`` rollout processes."""
-    rate = REFERENCE_STEPS_PER_SECOND.get(task.family, 1_000) * max(1, processes)
-    return steps / rate
+    return steps / reference_rate(task, processes)
 
 
 def default_budget_or_error(task: TaskSpec, processes: int = 1) -> int:
@@ -29,7 +36,7 @@ def default_budget_or_error(task: TaskSpec, processes: int = 1) -> int:
     seconds = estimated_seconds(task, task.default_budget, processes)
     if seconds <= DAY_SECONDS:
         return task.default_budget
-    rate = REFERENCE_STEPS_PER_SECOND.get(task.family, 1_000) * max(1, processes)
+    rate = reference_rate(task, processes)
     raise ConfigError(
         f"no --steps given: {task.name}'s published budget is {task.default_budget:,} env steps, about "
         f"{seconds / DAY_SECONDS:,.0f} days at ~{rate:,} env steps/s on a 2-core machine",

@@ -29,6 +29,7 @@ from llmexplore.benchmarks.run_lock import RunFolderLock
 from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
 from llmexplore.benchmarks.run_board import RunBoard
 from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, cell_id, resolve
+from llmexplore.envs.registry import get_family
 from llmexplore.errors import ConfigError, UserError
 
 CURVE_BINS = 20
@@ -123,7 +124,8 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
         start = checkpoint.name if checkpoint else "the start"
         print(f"llmexplore run: resuming from {start}", file=sys.stderr, flush=True)
     resume_steps = checkpoint_env_steps(checkpoint) if checkpoint else 0
-    files = RunFiles(crafter_stats="stats.jsonl" if resolved.task.family == "crafter" else None)
+    stats_file = get_family(resolved.task.family).stats_file
+    files = RunFiles(crafter_stats=stats_file.name if stats_file else None)  # the record's name for it
     _trim_logs(run_dir, files, resume_steps)
 
     started_at = utc_now()
@@ -323,11 +325,10 @@ def _finalize(record: RunRecord, resolved: ResolvedRun, run_dir: Path, files: Ru
     if sink.parent is not None or resolved.parent_checkpoint:
         record.parent = {"run_dir": resolved.spec.parent.run_dir, "checkpoint": resolved.parent_checkpoint,
                          **(sink.parent or record.parent or {})}
-    if files.crafter_stats:
-        from llmexplore.envs.crafter.stats import ACHIEVEMENT_KEYS
-
-        keys = ("length", "reward") + ACHIEVEMENT_KEYS
-        rewrite_jsonl(run_dir / files.crafter_stats, [{k: e[k] for k in keys if k in e} for e in episodes])
+    stats_file = get_family(resolved.task.family).stats_file
+    if stats_file is not None:  # the family's own per-episode format
+        rows = [{k: e[k] for k in stats_file.keys if k in e} for e in episodes]
+        rewrite_jsonl(run_dir / stats_file.name, rows)
 
 
 def learning_curve(adapter, episodes: Sequence[dict], intrinsic: Sequence[dict], budget: int,

@@ -37,7 +37,7 @@ def _values_by_label_and_task(runs: list[Run], normalise: bool) -> dict[str, dic
 def improvement_table(runs: list[Run], task: str | None = None, reps: int = 2000) -> pd.DataFrame:
     """P(X > Y) with its interval for each pair of labels, on ``task`` or (None) across tasks.
 
-    Across tasks the scores are normalised (see aggregate.NORMALIZATION), which does not change
+    Across tasks the scores are normalised (each family's EnvFamily.normalization), which does not change
     the per-task order, so the per-task values are the same; only tasks both labels ran count.
     """
     values = _values_by_label_and_task([r for r in runs if task is None or r.task == task], normalise=task is None)

@@ -17,12 +17,12 @@ import pandas as pd
 from llmexplore.atomic import atomic_write_text
 from llmexplore.benchmarks import references
 from llmexplore.benchmarks.aggregate import (
-    EXTRA_COLUMNS,
-    NORMALIZATION,
     Collection,
+    achievement_table,
     aggregate_table,
     collect,
-    crafter_achievement_table,
+    extra_column_names,
+    normalization_notes,
     per_task_table,
     scores_table,
 )
@@ -31,7 +31,6 @@ from llmexplore.benchmarks.plots import plot_achievements, plot_curves, plot_pro
 from llmexplore.benchmarks.stats import interval_meaning
 from llmexplore.errors import DataError
 
-EXTRA_NAMES = {name for names in EXTRA_COLUMNS.values() for name in names}
 #: below this many seeds a cell is marked and its interval explained (Agarwal et al. 2021)
 FEW_SEEDS = 5
 FEW_MARK = "†"
@@ -86,7 +85,7 @@ def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
                                            zip(task_rows["intrinsic_return_mean"], task_rows["intrinsic_return_se"])],
     })
     for column in task_rows.columns:
-        if column in EXTRA_NAMES and column != metric and task_rows[column].notna().any():
+        if column in extra_column_names() and column != metric and task_rows[column].notna().any():
             out[column.replace("_", " ")] = [_num(v) for v in task_rows[column]]
     return out.reset_index(drop=True)
 
@@ -129,7 +128,7 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     title = title or runs_dir.name
     per_task = per_task_table(found.runs, reps=reps)
     aggregate = aggregate_table(found.runs, reps=reps)
-    achievements = crafter_achievement_table(found.runs)
+    achievements = achievement_table(found.runs)
     tasks = sorted(per_task["task"].unique()) if not per_task.empty else []
     board = Board(title, found, per_task, aggregate, achievements, tasks,
                   improvements={task: improvement_table(found.runs, task, reps=reps) for task in tasks})
@@ -250,8 +249,7 @@ def _header(board: Board) -> list[str]:
 
 
 def _aggregate_notes(aggregate: pd.DataFrame) -> list[str]:
-    notes = ["Per-task normalisation: " + "; ".join(f"{fam} {metric}: {why}"
-                                                   for (fam, metric), (_, _, why) in NORMALIZATION.items())]
+    notes = ["Per-task normalisation: " + "; ".join(normalization_notes())]
     return notes
 
 
@@ -291,7 +289,7 @@ def _sections(board: Board) -> list[Section]:
         ref = reference_display(task)
         if ref:
             parts.append(Reference(ref[0], ref[1], f"tab:published-{safe}"))
-        if task.startswith("crafter:") and not board.achievements.empty:
+        if not board.achievements.empty and task in set(board.achievements["task"]):
             parts.append(Table(_achievements_display(board.achievements, task),
                                f"{task}: achievement success rates (% of training episodes within the budget).",
                                f"tab:achievements-{safe}", show_index=True))

@@ -114,7 +114,7 @@ class ResolvedRun:
             method_options=self.options.model_dump(),
             device="cuda" if self.train.device == "gpu" else "cpu",
             lm=self.spec.lm.model_dump(),
-            encoder=network_encoder(self.adapter.encoder, self.train.network),
+            encoder=network_encoder(self.task.family, self.train.network),
             policy_keys=tuple(self.method.policy_keys),
             init_checkpoint=self.parent_checkpoint,
             reset_parts=tuple(self.spec.parent.reset) if self.spec.parent else (),
@@ -153,7 +153,7 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
         attempt("lm", lambda: check_lm(spec.lm))
     train = spec.train.resolved(task.family if task else "generic")
     if adapter is not None:
-        attempt("train", lambda: network_encoder(adapter.encoder, train.network))
+        attempt("train", lambda: network_encoder(task.family, train.network))
     budget = spec.steps or (task.default_budget if task else 0)
     problems.extend(_check_training(train, budget, check_device))
     parent_checkpoint = None

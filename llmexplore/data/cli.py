@@ -33,6 +33,7 @@ def _data(p: argparse.ArgumentParser) -> Handler:
 def _list(root: Path | None, as_json: bool) -> int:
     from llmexplore.data.catalog import DATASETS
     from llmexplore.data.fetch import dataset_state
+    from llmexplore.envs import families
     from llmexplore.settings import data_path
 
     rows = []
@@ -43,7 +44,8 @@ def _list(root: Path | None, as_json: bool) -> int:
         kinds = [k for k in ("verified", "missing", "partial", "corrupt") if k in states]
         status = kinds[0] if len(kinds) == 1 else ", ".join(f"{states.count(k)} files {k}" for k in kinds)
         rows.append({"name": info.name, "status": status, "path": str(folder), "size": info.size,
-                     "files": len(info.files), "source": info.source, "description": info.description})
+                     "files": len(info.files), "source": info.source, "description": info.description,
+                     "families": [f.name for f in families() if info.name in f.data_sources]})
     if as_json:
         print(json.dumps(rows, indent=2))
     else:

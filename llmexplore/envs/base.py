@@ -38,11 +38,10 @@ class EnvAdapter(ABC):
     a set of episodes turns into the benchmark's metrics.
     """
 
+    #: the name of its ``EnvFamily`` (``envs/<family>/family.py``), which names its networks
     family: ClassVar[str]
     #: name of the benchmark's progress metric in episode stats and summaries
     metric: ClassVar[str]
-    #: policy network family in ``llmexplore.agents.encoders``
-    encoder: ClassVar[str]
 
     def __init__(self, task: TaskSpec):
         self.task = task

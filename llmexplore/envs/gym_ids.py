@@ -14,14 +14,16 @@ from typing import Any, Sequence
 
 NAMESPACE = "llmexplore"
 VERSION = 0
-_FAMILY_NAMES = {"nethack": "NetHack", "crafter": "Crafter", "housekeep": "Housekeep"}
 
 
 def gym_id(task: str) -> str:
-    """``nethack:staircase-lvl3`` -> ``llmexplore/NetHackStaircaseLvl3-v0``."""
+    """``nethack:staircase-lvl3`` -> ``llmexplore/NetHackStaircaseLvl3-v0`` (the family's title, the task)."""
+    from llmexplore.envs.registry import find_family
+
     family, _, name = task.partition(":")
     words = [w for w in re.split(r"[^0-9A-Za-z]+", name) if w]
-    prefix = _FAMILY_NAMES.get(family, family.capitalize())
+    found = find_family(family)
+    prefix = found.title if found else family.capitalize()
     return f"{NAMESPACE}/{prefix}{''.join(w[0].upper() + w[1:] for w in words)}-v{VERSION}"
 
 
@@ -42,6 +44,10 @@ def register_gym_ids(tasks: Sequence[str]) -> dict[str, str]:
     if len(set(ids.values())) != len(ids):
         raise ValueError("two tasks map to one gymnasium id")
     for task, env_id in ids.items():
-        if env_id not in gymnasium.registry:
+        known = gymnasium.registry.get(env_id)
+        if known is not None and known.kwargs.get("task") != task:
+            taken_by = known.kwargs.get("task")
+            raise ValueError(f"gymnasium id {env_id} of task '{task}' is taken by '{taken_by}'")
+        if known is None:
             gymnasium.register(id=env_id, entry_point=make_task_env, kwargs={"task": task})
     return ids

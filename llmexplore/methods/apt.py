@@ -23,7 +23,7 @@ from pydantic import Field
 from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.common import ObservationFeatures, RunningMeanStd, flat_batch
 from llmexplore.methods.registry import register_method
-from llmexplore.methods.rnd import DEFAULT_KEYS
+from llmexplore.methods.rnd import novelty_keys
 
 
 class APTOptions(MethodOptions):
@@ -56,7 +56,7 @@ class APT(IntrinsicReward):
 
     @classmethod
     def needed_keys(cls, task, options: APTOptions) -> tuple[str, ...]:
-        return tuple(options.keys or DEFAULT_KEYS.get(task.family, ()))
+        return tuple(options.keys or novelty_keys(task.family))
 
     def _inputs(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         inputs = flat_batch(obs, self.keys)

@@ -5,7 +5,8 @@ where norm() is a running per-feature observation normalisation clipped to +-5, 
 target network is fixed and random, and the predictor trains with Adam (lr 1e-4) on
 every learner batch. Inputs are raw observation keys (default: the image on Crafter,
 the map crop and bottom-line stats on NetHack, the symbolic room view on Housekeep), not
-the policy's features, so the novelty signal does not move with the policy.
+the policy's features, so the novelty signal does not move with the policy. The default keys
+are the family's (``EnvFamily.novelty_keys``).
 """
 
 from __future__ import annotations
@@ -16,17 +17,16 @@ import gymnasium as gym
 import torch
 from pydantic import Field
 
+from llmexplore.envs.registry import find_family
 from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.common import ObservationFeatures, RunningMeanStd, flat_batch, is_image
 from llmexplore.methods.registry import register_method
 
-DEFAULT_KEYS = {
-    "nethack": ("crop", "blstats"),
-    "crafter": ("image",),
-    # the agent's situation: where it is, what lies here and on what, what it carries
-    # ("rooms", the house plan, is fixed within an episode and left out)
-    "housekeep": ("room", "receptacles", "at", "objects", "object_on", "held"),
-}
+
+def novelty_keys(family: str) -> tuple[str, ...]:
+    """The observation keys a family names for novelty methods (``EnvFamily.novelty_keys``; empty: all)."""
+    found = find_family(family)
+    return found.novelty_keys if found else ()
 
 
 class RNDOptions(MethodOptions):
@@ -60,7 +60,7 @@ class RND(IntrinsicReward):
 
     @classmethod
     def needed_keys(cls, task, options: RNDOptions) -> tuple[str, ...]:
-        return tuple(options.keys or DEFAULT_KEYS.get(task.family, ()))
+        return tuple(options.keys or novelty_keys(task.family))
 
     @staticmethod
     def _stat_shape(space: gym.spaces.Box) -> tuple[int, ...]:

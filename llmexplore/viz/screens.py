@@ -1,9 +1,9 @@
 """What an episode looks like on screen, one image per observation.
 
-Each environment family gets a ``Screen``: NetHack's terminal drawn from ``tty_chars`` and
-``tty_colors`` in a monospace font, Crafter's image scaled up. A family without one (such
-as Housekeep, whose observations are not pictures) falls back to its caption as text, so
-every adapter can be visualized. Families register their screen in ``SCREENS``.
+Each environment family names its ``Screen`` (``EnvFamily.screen``): NetHack's terminal drawn
+from ``tty_chars`` and ``tty_colors`` in a monospace font, Crafter's image scaled up. A family
+without one (such as Housekeep, whose observations are not pictures) falls back to its caption
+as text, so every adapter can be visualized.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Callable, Mapping, Protocol
 import numpy as np
 
 from llmexplore.envs.base import EnvAdapter
+from llmexplore.envs.family import import_path
+from llmexplore.envs.registry import find_family
 
 BACKGROUND = np.array([0, 0, 0], dtype=np.uint8)
 TEXT = np.array([220, 220, 220], dtype=np.uint8)
@@ -146,13 +148,9 @@ def text_panel(text: str, width: int, lines: int, font, cell_w: int, line_h: int
     return np.asarray(panel)
 
 
-#: family -> screen factory; others use ``CaptionScreen`` with the adapter's caption
-SCREENS: dict[str, Callable[[EnvAdapter], Screen]] = {
-    "nethack": lambda adapter: TerminalScreen(),
-    "crafter": lambda adapter: ImageScreen("image", scale=6),
-}
-
-
 def screen_for(adapter: EnvAdapter) -> Screen:
-    factory = SCREENS.get(adapter.family)
-    return factory(adapter) if factory is not None else CaptionScreen(adapter.caption)
+    """The screen the adapter's family names, else its caption as text."""
+    family = find_family(adapter.family)
+    if family is None or family.screen is None:
+        return CaptionScreen(adapter.caption)
+    return import_path(family.screen.factory)(**family.screen.options)

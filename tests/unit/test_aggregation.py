@@ -53,13 +53,14 @@ def test_published_human_score_is_reproduced(shared_data):
 
 
 def test_normalisation_uses_the_published_scores_to_two_decimals(shared_data):
-    from llmexplore.benchmarks.aggregate import NORMALIZATION
+    from llmexplore.envs import get_family
 
     random_runs = json.loads((shared_data / "crafter" / "crafter_noreward-random.json").read_text())
     human_runs = json.loads((shared_data / "crafter" / "crafter_reward-human.json").read_text())
     random_score = np.mean([run_score(e)[0] for _, _, e in published_runs(random_runs, budget=1_000_000)])
     human_score = np.mean([run_score(e)[0] for _, _, e in published_runs(human_runs, budget=None)])
-    low, high, why = NORMALIZATION[("crafter", "score")]
+    points = get_family("crafter").normalization
+    low, high, why = points.low, points.high, points.note
     assert (low, high) == (round(float(random_score), 2), round(float(human_score), 2)) == (1.55, 50.53)
     assert "1.55" in why and "50.53" in why
 

@@ -83,6 +83,7 @@ def test_fetch_from_a_mirror_verifies_every_file_and_lists_it(mirror, tmp_path, 
     assert main(["data", "list", "--json"]) == 0
     listed = {row["name"]: row for row in __import__("json").loads(capsys.readouterr().out.split("\n", 1)[1])}
     assert listed["crafter"]["status"] == "verified" and listed["housekeep"]["status"] == "missing"
+    assert listed["crafter"]["families"] == ["crafter"]  # the families naming it (EnvFamily.data_sources)
 
 
 def test_a_file_the_mirror_lacks_is_a_404_error_and_leaves_nothing(mirror, tmp_path):

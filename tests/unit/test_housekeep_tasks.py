@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from llmexplore.agents.encoders import ENCODERS
+from llmexplore.agents.config import network_encoder
+from llmexplore.agents.encoders import encoder_class
 from llmexplore.envs import get_task, make_adapter, task_names
 from llmexplore.envs.housekeep import scenes
 from llmexplore.errors import DataError
@@ -90,7 +91,7 @@ def test_encoder_and_rnd_take_real_observations():
         obs, *_ = env.step(int(rng.integers(env.action_space.n)))
     batch = {k: torch.as_tensor(np.stack([f[k] for f in frames])).float() for k in space.spaces}
 
-    encoder = ENCODERS[adapter.encoder](SimpleNamespace(), space)
+    encoder = encoder_class(network_encoder(adapter.family, "small"))(SimpleNamespace(), space)
     out = encoder(batch)
     assert out.shape == (18, encoder.get_out_size()) and torch.isfinite(out).all()
 

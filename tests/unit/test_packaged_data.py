@@ -69,13 +69,14 @@ def test_the_shipped_crafter_reference_scores_are_what_our_code_derives(shared_d
 
 
 def test_leaderboard_reference_points_agree_with_the_shipped_scores():
-    from llmexplore.benchmarks.aggregate import NORMALIZATION
+    from llmexplore.envs import get_family
     from llmexplore.envs.crafter.reference import reference_scores
 
     agents = reference_scores()["agents"]
     random, human = agents["random"]["score_mean"], agents["human"]["score_mean"]
     # the aggregate uses the exact means (to the published stats' precision), the scoreboard rounds them
-    assert NORMALIZATION[("crafter", "score")][:2] == (round(random, 2), round(human, 2))
+    points = get_family("crafter").normalization
+    assert (points.metric, points.low, points.high) == ("score", round(random, 2), round(human, 2))
     text = (settings.PACKAGED.parent.parent / "benchmarks" / "references.yaml").read_text()
     rows = {r["label"]: r["mean"] for r in yaml.safe_load(text)["crafter:reward-free"]["rows"]}
     assert rows["Random"] == round(random, 1) and rows["Human experts"] == round(human, 1)

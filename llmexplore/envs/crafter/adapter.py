@@ -226,7 +226,6 @@ class CrafterEnv(gym.Env):
 class CrafterAdapter(EnvAdapter):
     family = "crafter"
     metric = "score"
-    encoder = "crafter"
 
     final_window = None  # Crafter's protocol: success rates over all training episodes
 

@@ -25,7 +25,6 @@ _warned: set[str] = set()
 class HousekeepAdapter(EnvAdapter):
     family = "housekeep"
     metric = "rearrange_success"
-    encoder = "housekeep"
 
     def scene_ids(self) -> tuple[str, ...]:
         """The iGibson scenes this task draws episodes from.

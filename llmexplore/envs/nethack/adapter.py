@@ -216,7 +216,6 @@ def nethack_action_name(action: int) -> str:
 class NetHackAdapter(EnvAdapter):
     family = "nethack"
     metric = "progression"
-    encoder = "nethack"
 
     def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> NetHackEnv:
         opts = self.task.options

@@ -1,0 +1,105 @@
+"""An environment family as one frozen object: everything the generic layers ask about it.
+
+Each family declares its ``EnvFamily`` in its own folder (``envs/<family>/family.py``) and
+``envs/__init__.py`` registers it with one line. The training engine, the methods, the
+benchmarks and the visualiser never name a family: they look it up (``envs.get_family``) and
+read what it declares here. Code is named by dotted ``module:name`` strings, imported only
+when used, so reading a family imports neither torch nor the simulator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from llmexplore.envs.base import TaskSpec
+
+
+def import_path(path: str) -> Any:
+    """The object a ``package.module:name`` string names."""
+    module, _, name = path.partition(":")
+    if not module or not name:
+        raise ValueError(f"'{path}' is not a 'package.module:name' path")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Network:
+    """A policy network on offer (``-t network=<key>``)."""
+
+    #: the encoder's name in run settings and checkpoints (unique over all families)
+    name: str
+    #: ``module:Class`` of the sample-factory encoder (called with ``cfg, obs_space, policy_keys``);
+    #: a class attribute ``extra_obs_keys`` asks the adapter for keys beyond its defaults
+    encoder: str
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """Where the family's benchmark metric maps to 0 and 1 in the cross-task aggregate."""
+
+    metric: str
+    low: float
+    high: float
+    note: str  # where the points come from, printed under the aggregate table
+
+
+@dataclass(frozen=True)
+class StatsFile:
+    """A file the cell writes at the end in the family's own format (e.g. for upstream analysis scripts)."""
+
+    name: str  # in the run folder; named in ``run.json``'s files
+    keys: tuple[str, ...]  # episode-row keys it keeps, in this order
+
+
+@dataclass(frozen=True)
+class ScreenFactory:
+    """How the visualiser draws an observation: ``factory(**options)`` returns a screen."""
+
+    factory: str  # ``module:callable``
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EnvFamily:
+    """One environment family: its tasks, adapter and what every generic layer needs to know."""
+
+    name: str
+    #: the family's name in gymnasium ids (``llmexplore/<title><Task>-v0``)
+    title: str
+    #: ``module:Class`` of its ``EnvAdapter``; imported only when a task is used
+    adapter: str
+    #: the pip extra that installs the simulator, and a module whose import proves it is there
+    extra: str
+    probe_module: str
+    tasks: tuple[TaskSpec, ...]
+    #: training defaults filled in where a run leaves them unset (``agents/config.py``)
+    train_defaults: Mapping[str, Any]
+    #: ``-t network=<key>`` -> network; "small" is the default
+    networks: Mapping[str, Network]
+    #: observation keys RND and APT read by default (empty: every key)
+    novelty_keys: tuple[str, ...] = ()
+    normalization: Normalization | None = None
+    #: final metrics shown as extra per-task leaderboard columns when present
+    extra_columns: tuple[str, ...] = ()
+    #: achievements whose ``success_<name>`` final metrics get a per-task table and bar plot
+    achievements: tuple[str, ...] = ()
+    stats_file: StatsFile | None = None
+    #: env steps/s of one training process on the reference machine (2 CPU cores), for budget estimates
+    reference_steps_per_second: int = 1_000
+    #: None: the visualiser shows the adapter's caption as text
+    screen: ScreenFactory | None = None
+    #: names in ``llmexplore.data.catalog`` (or "balrog", shipped) the family's tasks or metrics read
+    data_sources: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if "small" not in self.networks:
+            raise ValueError(f"family '{self.name}' must offer a 'small' network")
+        for task in self.tasks:
+            if task.family != self.name or not task.name.startswith(f"{self.name}:"):
+                raise ValueError(f"task '{task.name}' does not belong to family '{self.name}'")
+
+    @property
+    def metric(self) -> str | None:
+        return self.normalization.metric if self.normalization else None
