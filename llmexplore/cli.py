@@ -142,31 +142,43 @@ def _budget(data: dict[str, Any]) -> Any:
 
 
 # -- listings --------------------------------------------------------------------------------
-@command("envs", "list tasks with their observation keys and default budgets")
+@command("envs", "list tasks with their gymnasium ids and default budgets")
 def _envs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--json", action="store_true")
+    p.add_argument("--keys", action="store_true",
+                   help="also list each task's observation keys (builds every family's adapter, so it imports "
+                        "the simulators: a few seconds)")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.envs import GYM_IDS, list_tasks, make_adapter
+        from llmexplore.envs import GYM_IDS, list_tasks
 
         rows = []
         for task in list_tasks():
-            try:
-                keys = list(make_adapter(task).obs_keys)
-            except UserError as exc:
-                keys = [f"unavailable: {exc.message}"]
-            rows.append({"task": task.name, "gym_id": GYM_IDS[task.name], "budget": task.default_budget,
-                         "c_ext": task.default_ext_coef,
-                         "reward_free": task.reward_free, "obs_keys": keys, "description": task.description})
+            row = {"task": task.name, "gym_id": GYM_IDS[task.name], "budget": task.default_budget,
+                   "c_ext": task.default_ext_coef, "reward_free": task.reward_free, "description": task.description}
+            if args.keys:
+                row["obs_keys"] = _observation_keys(task)
+            rows.append(row)
         if args.json:
             print(json.dumps(rows, indent=2))
-        else:
-            _table(["task", "gymnasium id", "budget", "c_ext", "observation keys", "description"],
-                   [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"], ", ".join(r["obs_keys"]),
-                     r["description"]] for r in rows])
+            return 0
+        header = ["task", "gymnasium id", "budget", "c_ext"] + (["observation keys"] if args.keys else [])
+        _table(header + ["description"],
+               [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"]]
+                + ([", ".join(r["obs_keys"])] if args.keys else []) + [r["description"]] for r in rows])
         return 0
 
     return handle
+
+
+def _observation_keys(task: Any) -> list[str]:
+    """A task's observation keys, from its adapter (which imports the family's simulator)."""
+    from llmexplore.envs import make_adapter
+
+    try:
+        return list(make_adapter(task).obs_keys)
+    except UserError as exc:
+        return [f"unavailable: {exc.message}"]
 
 
 @command("methods", "list exploration methods")
