@@ -89,6 +89,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
     def handle(args: argparse.Namespace) -> int:
+        from llmexplore.benchmarks.budget import steps_of
         from llmexplore.benchmarks.cell import run_cell
         from llmexplore.benchmarks.runners.launch import honour_parent_death, stop_on_sigterm
         from llmexplore.benchmarks.spec import RunSpec
@@ -112,7 +113,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         missing = [k for k in ("method", "task") if k not in data]
         if missing:
             raise ConfigError(f"missing {' and '.join('--' + m for m in missing)}")
-        data["steps"] = _budget(data)
+        data["steps"] = steps_of(data)  # the published budget only when it is short here or asked for
         record = run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet)
         print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
                           "steps_per_second": record.steps_per_second, record.metric:
@@ -123,22 +124,6 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         return 0 if record.status == "complete" else 1
 
     return handle
-
-
-def _budget(data: dict[str, Any]) -> Any:
-    """The run's env-step budget from --steps or the spec file; the published one only when it is short here
-    or asked for by name."""
-    from llmexplore.benchmarks.budget import default_budget_or_error, parse_steps
-    from llmexplore.envs import get_task
-
-    try:
-        task = get_task(str(data["task"]))
-    except ConfigError:
-        return data.get("steps")  # the spec check names the unknown task with every other problem
-    steps = parse_steps(data.get("steps"), task)
-    if steps is not None:
-        return steps
-    return default_budget_or_error(task, int((data.get("train") or {}).get("num_workers", 1) or 1))
 
 
 # -- listings --------------------------------------------------------------------------------
