@@ -56,7 +56,6 @@ def test_one_rule_for_run_and_grid_files_names_the_setting_where_it_is_set():
         steps_of({"task": "nethack:score"}, GRID_STEPS)
     assert "no steps given" in str(caught.value) and "steps: published" in caught.value.hint
     assert "--steps" not in str(caught.value)
-    # more rollout processes make the published budget shorter here: 24 workers x 1,300 steps/s = 2.8 weeks still
-    with pytest.raises(ConfigError):
-        steps_of({"task": "nethack:score", "train": {"num_workers": 24}})
+    # more rollout processes make the published budget shorter here: 24 x 1,300 env steps/s is under a day
+    assert steps_of({"task": "nethack:score", "train": {"num_workers": 24}}) == 2_000_000_000
     assert steps_of({"task": "no:such-task", "steps": None}) is None  # the spec check reports the task
