@@ -147,9 +147,9 @@ def test_motif_grid_has_the_published_coefficients_and_steering_models(tmp_path,
     resolved = {c.id: resolve(c.spec) for c in grid.cells}
     assert len(resolved) == 3 * (6 + 2 + 3)
     for cell_id, run in resolved.items():
-        assert run.method.name == "motif" and run.int_coef == 0.1
+        assert run.method == "motif" and run.int_coef == 0.1
         label, task, _ = cell_id.split("/")
-        model = run.options.reward_model
+        model = run.method_options["reward_model"]
         if label == "motif":
             assert run.ext_coef == (0.1 if task == "nethack:score" else 10.0)
             assert model == "models/motif/defaultgoal-default"
