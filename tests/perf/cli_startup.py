@@ -1,6 +1,6 @@
-"""Start-up time of `llmexplore --help`, `envs` and `methods`: this tree against a baseline tree.
+"""Start-up time of `llmexplore --help`, `envs`, `methods` and `grid --dry-run`: this tree against a baseline.
 
-    PYTHONPATH=. python tests/perf/cli_startup.py --baseline /path/to/old/checkout [--repeats 7]
+    PYTHONPATH=. python tests/perf/cli_startup.py --baseline /path/to/old/checkout [--repeats 5]
 
 Each command runs in a fresh interpreter, the two trees interleaved so machine load affects both
 alike; prints the median wall time per command and the ratio baseline / this tree. Make a
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-COMMANDS = (["--help"], ["envs"], ["methods"])
+COMMANDS = (["--help"], ["envs"], ["methods"], ["grid", "configs/quickstart.yaml", "--dry-run"])
 
 
 def once(tree: Path, args: list[str]) -> float:
@@ -33,16 +33,16 @@ def once(tree: Path, args: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", required=True, type=Path)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'command':10} {'baseline s':>10} {'this s':>8} {'ratio':>6}")
+    print(f"{'command':22} {'baseline s':>10} {'this s':>8} {'ratio':>6}   (median of {args.repeats})")
     for command in COMMANDS:
         base, this = [], []
         for _ in range(args.repeats):
             base.append(once(args.baseline, command))
             this.append(once(REPO, command))
         b, t = statistics.median(base), statistics.median(this)
-        print(f"{' '.join(command):10} {b:10.2f} {t:8.2f} {b / t:6.2f}")
+        print(f"{' '.join(command)[:22]:22} {b:10.2f} {t:8.2f} {b / t:6.2f}")
 
 
 if __name__ == "__main__":
