@@ -76,7 +76,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--seed", type=int)
     p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
                                    "default when it takes under a day here; otherwise --steps is required)")
-    p.add_argument("--out", required=True, help="run directory (created; rerunning resumes)")
+    p.add_argument("--out", required=True, help="run directory (created; rerunning resumes, and --out alone "
+                                                "resumes the run the folder holds)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
     p.add_argument("--ext-coef", type=float, help="extrinsic reward coefficient c_ext")
     p.add_argument("--int-coef", type=float, help="intrinsic reward coefficient c_int")
@@ -97,7 +98,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         stop_on_sigterm()  # schedulers stop jobs with SIGTERM: checkpoint as on Ctrl-C
         honour_parent_death()  # started by a remote launcher: do not outlive it
 
-        data: dict[str, Any] = load_yaml_file(args.config) if args.config else {}
+        data: dict[str, Any] = load_yaml_file(args.config) if args.config else _resolved_spec(args.out)
         for key in ("method", "task", "seed", "steps", "label"):
             if getattr(args, key) is not None:
                 data[key] = getattr(args, key)
@@ -124,6 +125,14 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         return 0 if record.status == "complete" else 1
 
     return handle
+
+
+def _resolved_spec(out: str) -> dict[str, Any]:
+    """``run --out DIR`` alone resumes the run the folder holds: its resolved run's spec."""
+    from llmexplore.agents.resolved_run import ResolvedRun
+
+    stored = ResolvedRun.read(Path(out).expanduser())
+    return stored.spec_dict() if stored is not None else {}
 
 
 # -- listings --------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from llmexplore.benchmarks.run_board import RunBoard
 from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, resolve
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.errors import ConfigError, UserError
+
+if TYPE_CHECKING:  # pragma: no cover (the engine loads torch and sample-factory)
+    from llmexplore.agents.training import TrainResult
 
 CURVE_BINS = 20
 HEARTBEAT_SEC = 10.0
@@ -173,7 +176,7 @@ def _resume_point(run_dir: Path) -> int:
     return checkpoint_env_steps(checkpoint) if checkpoint else 0
 
 
-def _train(run: ResolvedRun, run_dir: Path, sink: CellSink, resume_steps: int, quiet: bool):
+def _train(run: ResolvedRun, run_dir: Path, sink: CellSink, resume_steps: int, quiet: bool) -> "TrainResult":
     """The engine on the resolved run, with W&B around it when the run asks for it."""
     from llmexplore.agents.run_settings import RunSettings
     from llmexplore.agents.training import train
@@ -234,7 +237,7 @@ class CellSession:
         _close_session(record, self.started_at, time.time() - self.clock, self.start_steps, self.start_steps)
         record.write(self.run_dir)
 
-    def finish(self, result: Any, sink: CellSink) -> None:
+    def finish(self, result: "TrainResult", sink: CellSink) -> None:
         record = self.record
         record.status = result.status
         if result.status == "failed":
