@@ -84,3 +84,22 @@ def test_the_engine_and_the_method_read_the_resolved_run_as_is(tmp_path):
     assert cls.name == "rnd" and options.model_dump() == run.method_options
     context = again.method_context()
     assert context.lm == run.lm.model_dump() and context.seed == 2 and context.task.name == run.task
+
+
+def test_run_with_only_its_folder_resumes_the_run_the_folder_holds(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    run = _run()
+    adopt_folder(tmp_path, run)
+    _old_record(run.spec_dict()).model_copy(update={"status": "complete", "env_steps": 4096}).write(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--out", str(tmp_path), "--quiet"],
+                            capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["status"] == "complete"  # the folder's run, found complete: nothing trained
+    empty = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--out", str(tmp_path / "new")],
+                           capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert empty.returncode == 2 and "missing --method and --task" in empty.stderr
