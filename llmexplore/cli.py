@@ -98,7 +98,11 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         stop_on_sigterm()  # schedulers stop jobs with SIGTERM: checkpoint as on Ctrl-C
         honour_parent_death()  # started by a remote launcher: do not outlive it
 
-        data: dict[str, Any] = load_yaml_file(args.config) if args.config else _resolved_spec(args.out)
+        data: dict[str, Any] = {}
+        if args.config:
+            data = load_yaml_file(args.config)
+        elif args.method is None and args.task is None:
+            data = _resolved_spec(args.out)
         for key in ("method", "task", "seed", "steps", "label"):
             if getattr(args, key) is not None:
                 data[key] = getattr(args, key)
