@@ -10,7 +10,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console

@@ -31,7 +31,7 @@ from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunR
 from llmexplore.benchmarks.run_board import RunBoard
 from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, resolve
 from llmexplore.envs import EnvAdapter, make_adapter
-from llmexplore.errors import ConfigError, UserError
+from llmexplore.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover (the engine loads torch and sample-factory)
     from llmexplore.agents.training import TrainResult

@@ -16,8 +16,6 @@ from llmexplore.errors import ConfigError, UserError
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import get_method, parse_options
 
-__all__ = ["ParentSpec", "ResolvedRun", "RunSpec", "resolve"]
-
 
 class RunSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
