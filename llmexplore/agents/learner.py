@@ -56,8 +56,8 @@ class IntrinsicLearner(Learner):
         self._resumed = False
         self.parent_report: dict | None = None
         self._sums = np.zeros(3)  # r_ext, r_int, steps since the last metrics row
-        self._metrics_schedule = MetricsSchedule(run.train.metrics_every_steps or default_metrics_every(run.budget),
-                                                 run.budget)
+        every = run.train.metrics_every_steps or default_metrics_every(run.budget)
+        self._metrics_schedule = MetricsSchedule(every, run.budget)
         #: [N, T] bool, where the current batch's returns end although the episode goes on
         self._return_ends: torch.Tensor | None = None
         init_model_data = super().init()

@@ -83,8 +83,9 @@ def _run_of_sf_settings(settings: Mapping[str, Any], run_dir: Path) -> ResolvedR
         return ResolvedRun.model_validate({**spec, "encoder": settings["encoder"],
                                            "policy_keys": tuple(settings.get("policy_keys", ()))})
     except (OSError, KeyError, ValueError) as exc:
-        raise ConfigError(f"{run_dir} was trained by an older llmexplore and its record {record.name} cannot tell "
-                          f"how ({type(exc).__name__}: {exc})", hint="train the run again with this version") from None
+        raise ConfigError(f"{run_dir} was trained by an older llmexplore and its record {record.name} cannot "
+                          f"tell how ({type(exc).__name__}: {exc})",
+                          hint="train the run again with this version") from None
 
 
 def resolve_checkpoint(run_dir: str | Path, checkpoint: str = "latest") -> tuple[Path, str]:

@@ -1,4 +1,4 @@
-"""The resolved run: one (method, task, seed, budget) cell with every default filled in and every name checked.
+"""The resolved run: one (method, task, seed, budget) cell, every default filled in and every name checked.
 
 ``benchmarks/spec.py`` makes it once from a run spec (``resolve``), the cell writes it to the run folder
 (``resolved.json``) and from then on it is read as is: by the cell, by every sample-factory process
@@ -34,7 +34,8 @@ class ParentSpec(BaseModel):
 
     run_dir: str
     checkpoint: str | None = Field(None, description="a checkpoint file; default: the parent's latest")
-    reset: list[str] = Field(default_factory=list, description=f"parts to re-initialise: {sorted(POLICY_PARTS)}")
+    reset: list[str] = Field(default_factory=list,
+                             description=f"parts to re-initialise: {sorted(POLICY_PARTS)}")
 
 
 class ResolvedRun(BaseModel):
@@ -75,7 +76,7 @@ class ResolvedRun(BaseModel):
         return tuple(self.parent.reset) if self.parent else ()
 
     def spec_dict(self) -> dict[str, Any]:
-        """The run spec's fields with their final values: the record's ``spec``, which a resumed run must match."""
+        """The run spec's fields with their final values: the record's ``spec`` (a resumption must match it)."""
         return self.model_dump(mode="json", include=set(SPEC_FIELDS))
 
     # -- the run folder ------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ class ResolvedRun(BaseModel):
 
     @classmethod
     def read(cls, run_dir: str | Path) -> "ResolvedRun | None":
-        """The run folder's resolved run; None when it has none (a folder of an older version, or a new one)."""
+        """The run folder's resolved run; None when it has none (a new folder, or one of an older version)."""
         path = Path(run_dir) / RESOLVED_FILE
         if not path.is_file():
             return None
@@ -94,4 +95,5 @@ class ResolvedRun(BaseModel):
             return cls.model_validate(json.loads(path.read_text()))
         except (json.JSONDecodeError, ValidationError) as exc:
             raise ConfigError(f"{path} is not a resolved run written by llmexplore: {exc}",
-                              hint="delete it: rerunning the cell's command resolves its spec again") from None
+                              hint="delete it: rerunning the cell's command resolves its spec again",
+                              ) from None

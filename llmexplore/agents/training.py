@@ -112,7 +112,8 @@ def register_components() -> None:
     global_model_factory().register_encoder_factory(make_encoder)
 
 
-def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0, quiet: bool = True) -> TrainResult:
+def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
+          quiet: bool = True) -> TrainResult:
     """Run (or resume) the resolved run's training until its budget; sample-factory checkpoints as it goes."""
     from sample_factory.algo.runners.runner import AlgoObserver
     from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus

@@ -30,7 +30,8 @@ def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
 CLI_STEPS, GRID_STEPS = "--steps ", "steps: "
 
 
-def choose_steps(value: str | int | None, task: TaskSpec, processes: int = 1, spelling: str = CLI_STEPS) -> int:
+def choose_steps(value: str | int | None, task: TaskSpec, processes: int = 1,
+                 spelling: str = CLI_STEPS) -> int:
     """A run's env-step budget: a number as given, ``published`` the task's published budget, and
     nothing the published budget only when it takes under a day here. The one rule for ``run`` and
     grid files (``spelling`` names the setting in messages)."""
