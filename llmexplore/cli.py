@@ -144,8 +144,8 @@ def _resolved_spec(out: str) -> dict[str, Any]:
 def _envs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--json", action="store_true")
     p.add_argument("--keys", action="store_true",
-                   help="also list each task's observation keys (builds every family's adapter, so it imports "
-                        "the simulators: a few seconds)")
+                   help="also list each task's observation keys (builds every family's adapter, so it "
+                        "imports the simulators: a few seconds)")
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.envs import GYM_IDS, list_tasks
@@ -153,7 +153,8 @@ def _envs(p: argparse.ArgumentParser) -> Handler:
         rows = []
         for task in list_tasks():
             row = {"task": task.name, "gym_id": GYM_IDS[task.name], "budget": task.default_budget,
-                   "c_ext": task.default_ext_coef, "reward_free": task.reward_free, "description": task.description}
+                   "c_ext": task.default_ext_coef, "reward_free": task.reward_free,
+                   "description": task.description}
             if args.keys:
                 row["obs_keys"] = _observation_keys(task)
             rows.append(row)

@@ -76,7 +76,7 @@ class ResolvedRun(BaseModel):
         return tuple(self.parent.reset) if self.parent else ()
 
     def spec_dict(self) -> dict[str, Any]:
-        """The run spec's fields with their final values: the record's ``spec`` (a resumption must match it)."""
+        """The run spec's fields with their final values: the record's ``spec`` (a resumption matches it)."""
         return self.model_dump(mode="json", include=set(SPEC_FIELDS))
 
     # -- the run folder ------------------------------------------------------------------------------

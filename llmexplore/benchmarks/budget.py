@@ -62,7 +62,8 @@ def default_budget_or_error(task: TaskSpec, processes: int = 1, spelling: str = 
         return task.default_budget
     rate = REFERENCE_STEPS_PER_SECOND.get(task.family, 1_000) * max(1, processes)
     raise ConfigError(
-        f"no {spelling.strip(' :')} given: {task.name}'s published budget is {task.default_budget:,} env steps, about "
+        f"no {spelling.strip(' :')} given: {task.name}'s published budget is {task.default_budget:,} "
+        f"env steps, about "
         f"{seconds / DAY_SECONDS:,.0f} days at ~{rate:,} env steps/s on a 2-core machine",
         hint=f"set {spelling}N (e.g. {spelling}1000000, about {1_000_000 / rate / 60:,.0f} minutes), or "
              f"{spelling}{PUBLISHED} to run the published budget",
@@ -82,8 +83,8 @@ def parse_steps(value: str | int | None, task: TaskSpec, spelling: str = CLI_STE
     except ValueError:
         number = -1.0
     if number < 1 or number != int(number):
-        raise ConfigError(f"{spelling.strip(' :')} must be a positive whole number of env steps or '{PUBLISHED}', "
-                          f"not {value!r}")
+        raise ConfigError(f"{spelling.strip(' :')} must be a positive whole number of env steps or "
+                          f"'{PUBLISHED}', not {value!r}")
     return int(number)
 
 

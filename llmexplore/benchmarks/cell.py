@@ -222,9 +222,9 @@ class CellSession:
         return session
 
     def heartbeat(self, env_steps: int) -> None:
-        self.record.sessions = self.earlier + [Session(
-            started_at=self.started_at, seconds=round(time.time() - self.clock, 3), env_steps_start=self.start_steps,
-            env_steps_end=env_steps, status="running")]
+        running = Session(started_at=self.started_at, seconds=round(time.time() - self.clock, 3),
+                          env_steps_start=self.start_steps, env_steps_end=env_steps, status="running")
+        self.record.sessions = self.earlier + [running]
         self.record.env_steps = env_steps
         self.record.updated_at = utc_now()
         self.record.write(self.run_dir)
@@ -232,7 +232,8 @@ class CellSession:
     def fail(self, exc: BaseException) -> None:
         record = self.record
         record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-        record.error = {"message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=20),
+        record.error = {"message": f"{type(exc).__name__}: {exc}",
+                        "traceback": traceback.format_exc(limit=20),
                         "log_tail": log_tail(self.run_dir / self.files.sf_log)}
         _close_session(record, self.started_at, time.time() - self.clock, self.start_steps, self.start_steps)
         record.write(self.run_dir)
@@ -382,7 +383,8 @@ def _finalize(record: RunRecord, run: ResolvedRun, adapter: EnvAdapter, run_dir:
     record.overshoot = overshoot_note(run.budget, record.env_steps, run.train.batch_size)
     record.files.checkpoints = [str(p.relative_to(run_dir)) for p in list_checkpoints(run_dir)]
     if sink.parent is not None or run.init_checkpoint:
-        record.parent = {"run_dir": run.parent.run_dir if run.parent else None, "checkpoint": run.init_checkpoint,
+        record.parent = {"run_dir": run.parent.run_dir if run.parent else None,
+                         "checkpoint": run.init_checkpoint,
                          **(sink.parent or record.parent or {})}
     if files.crafter_stats:
         from llmexplore.envs.crafter.stats import ACHIEVEMENT_KEYS

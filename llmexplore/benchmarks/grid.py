@@ -67,7 +67,7 @@ class Finetune(BaseModel):
 
     task: str
     steps: Steps | None = Field(
-        None, description="the fine-tuning budget; default: the parent's; 'published': the task's published one")
+        None, description="the fine-tuning budget; default: the parent's; 'published': the task's own")
     method: str = Field("none", description="fine-tuning method; 'parent': each cell keeps its pretraining method "
                                             "(and options), so a policy keeps the inputs that method adds")
     reset: list[str] = Field(default_factory=list)
@@ -313,7 +313,9 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
         try:  # as `llmexplore run --steps`: a published budget of days must be asked for by name
             values["steps"] = steps_of(values, GRID_STEPS)
         except ConfigError as exc:
-            problems.add(line_for(lines, "steps" if "steps" in lines else "task"), f"cell {values.get('task')}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+            hint = f" ({exc.hint})" if exc.hint else ""
+            problems.add(line_for(lines, "steps" if "steps" in lines else "task"),
+                         f"cell {values.get('task')}: {exc.message}{hint}")
             continue
         try:
             spec = RunSpec.parse(values, "cell")

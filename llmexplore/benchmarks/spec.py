@@ -1,5 +1,6 @@
 """RunSpec: one (method, task, seed, budget) cell as a user writes it; ``resolve`` checks it and fills in
-every default once, giving the ``ResolvedRun`` (``agents/resolved_run.py``) the cell, engine and method read."""
+every default once, giving the ``ResolvedRun`` (``agents/resolved_run.py``) that the cell, the engine and the
+method read."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llmexplore.agents.checkpoints import CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint, load_checkpoint_file
+from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
+                                           load_checkpoint_file)
 from llmexplore.agents.config import TrainConfig, network_encoder
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.envs import get_task, make_adapter
@@ -97,7 +99,9 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
         if len(problems) == 1:
             raise ConfigError(problems[0][1], problems=problems)
         raise ConfigError("\n".join(f"- {msg}" for _, msg in problems), problems=problems)
-    parent = spec.parent.model_copy(update={"checkpoint": parent_checkpoint}) if parent_checkpoint else spec.parent
+    parent = spec.parent
+    if parent_checkpoint:
+        parent = parent.model_copy(update={"checkpoint": parent_checkpoint})
     return ResolvedRun(
         method=method.name,
         task=task.name,

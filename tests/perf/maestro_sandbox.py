@@ -114,7 +114,8 @@ def main() -> None:
 def _env_settings(method: str, run_dir: str, options: dict) -> RunSettings:
     """A NetHack Score run made by hand, enough to build its env (maestro's reward models are never read)."""
     run = ResolvedRun(method=method, task="nethack:score", seed=0, steps=10_000, ext_coef=1.0, int_coef=0.0,
-                      method_options=options, train=TrainConfig().resolved("nethack"), lm=LMConfig(), label=method,
+                      method_options=options, train=TrainConfig().resolved("nethack"), lm=LMConfig(),
+                      label=method,
                       encoder="nethack", policy_keys=("skill",) if method == "maestro" else ())
     return RunSettings.of(run, run_dir)
 

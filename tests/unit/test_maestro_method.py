@@ -52,7 +52,8 @@ def settings(code: Path, rewards: Path | str = "unused", run_dir: Path | str = "
              int_coef: float = 0.1, **options) -> RunSettings:
     """A resolved maestro run made by hand (its reward models need not exist, as resolving would check)."""
     run = ResolvedRun(method="maestro", task="nethack:score", seed=3, steps=10_000, ext_coef=ext_coef,
-                      int_coef=int_coef, method_options={"reward_models": str(rewards), "code": str(code), **options},
+                      int_coef=int_coef,
+                      method_options={"reward_models": str(rewards), "code": str(code), **options},
                       train=TrainConfig(envs_per_worker=2, batch_size=64).resolved("nethack"), lm=LMConfig(),
                       label="maestro", encoder="nethack", policy_keys=("skill",))
     return RunSettings.of(run, run_dir)

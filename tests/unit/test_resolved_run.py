@@ -34,7 +34,7 @@ def test_every_default_is_filled_in_once():
     assert run.method_options["lr"] == 0.001 and run.method_options["feature_dim"] == 128  # defaults included
     assert run.train.batch_size == 1024 and run.train.serial is True and run.train.torch_threads is not None
     assert run.encoder == "crafter" and run.policy_keys == ()
-    assert set(run.spec_dict()) == set(RunSpec.model_fields)  # the record's spec: a run spec, every value final
+    assert set(run.spec_dict()) == set(RunSpec.model_fields)  # the record's spec: every value final
 
 
 def test_the_folder_gets_the_resolved_run_and_a_resumption_must_match_it(tmp_path):
@@ -47,7 +47,7 @@ def test_the_folder_gets_the_resolved_run_and_a_resumption_must_match_it(tmp_pat
     more_workers = _run(train={"num_workers": 2})
     adopt_folder(tmp_path, more_workers)
     assert ResolvedRun.read(tmp_path) == more_workers
-    with pytest.raises(ConfigError, match=r"holds a different run \(method_options.lr: 0.001 before, 0.01 now"):
+    with pytest.raises(ConfigError, match=r"different run \(method_options.lr: 0.001 before, 0.01 now"):
         adopt_folder(tmp_path, _run(method_options={"lr": 0.01}))
     assert ResolvedRun.read(tmp_path) == more_workers  # nothing written for the refused run
 
@@ -96,10 +96,11 @@ def test_run_with_only_its_folder_resumes_the_run_the_folder_holds(tmp_path):
     run = _run()
     adopt_folder(tmp_path, run)
     _old_record(run.spec_dict()).model_copy(update={"status": "complete", "env_steps": 4096}).write(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
     result = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--out", str(tmp_path), "--quiet"],
-                            capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+                            capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["status"] == "complete"  # the folder's run, found complete: nothing trained
     empty = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--out", str(tmp_path / "new")],
-                           capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+                           capture_output=True, text=True, timeout=300, env=env)
     assert empty.returncode == 2 and "missing --method and --task" in empty.stderr
