@@ -100,7 +100,7 @@ def test_run_with_only_its_folder_resumes_the_run_the_folder_holds(tmp_path):
     result = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--out", str(tmp_path), "--quiet"],
                             capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert json.loads(result.stdout)["status"] == "complete"  # the folder's run, found complete: nothing trained
+    assert json.loads(result.stdout)["status"] == "complete"  # found complete: nothing trained
     empty = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--out", str(tmp_path / "new")],
                            capture_output=True, text=True, timeout=300, env=env)
     assert empty.returncode == 2 and "missing --method and --task" in empty.stderr
