@@ -104,3 +104,22 @@ def test_run_with_only_its_folder_resumes_the_run_the_folder_holds(tmp_path):
     empty = subprocess.run([sys.executable, "-m", "llmexplore", "run", "--out", str(tmp_path / "new")],
                            capture_output=True, text=True, timeout=300, env=env)
     assert empty.returncode == 2 and "missing --method and --task" in empty.stderr
+
+
+def test_a_policy_folder_is_read_from_its_resolved_run_and_an_older_one_from_its_record(tmp_path):
+    """Evaluation reads the run folder's resolved run; a folder trained before resolved runs existed has
+    sample-factory's flat settings and a record whose spec holds every resolved value."""
+    from llmexplore.agents.policy import read_run_settings
+
+    run = _run()
+    (tmp_path / "sf").mkdir()
+    old_settings = {"task": run.task, "method": run.method, "seed": run.seed, "run_dir": "/gone", "ext_coef": 0.0,
+                    "int_coef": 0.5, "method_options": run.method_options, "device": "cpu", "lm": {},
+                    "encoder": "crafter", "policy_keys": [], "budget": 4096}
+    (tmp_path / "sf" / "config.json").write_text(json.dumps({"llmexplore": old_settings}))
+    _old_record(run.spec_dict()).write(tmp_path)
+    settings = read_run_settings(tmp_path)
+    assert settings.run == run and settings.run_dir == str(tmp_path.resolve()) and settings.device == "cpu"
+    moved = run.model_copy(update={"seed": 9})
+    moved.write(tmp_path)  # the folder's resolved run comes first
+    assert read_run_settings(tmp_path).run == moved
