@@ -76,7 +76,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--seed", type=int)
     p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
                                    "default when it takes under a day here; otherwise --steps is required)")
-    p.add_argument("--out", required=True, help="run directory (created; rerunning resumes)")
+    p.add_argument("--out", required=True, help="run directory (created; rerunning resumes, and --out alone "
+                                                "resumes the run the folder holds)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
     p.add_argument("--ext-coef", type=float, help="extrinsic reward coefficient c_ext")
     p.add_argument("--int-coef", type=float, help="intrinsic reward coefficient c_int")
@@ -89,6 +90,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
     def handle(args: argparse.Namespace) -> int:
+        from llmexplore.benchmarks.budget import steps_of
         from llmexplore.benchmarks.cell import run_cell
         from llmexplore.benchmarks.runners.launch import honour_parent_death, stop_on_sigterm
         from llmexplore.benchmarks.spec import RunSpec
@@ -96,7 +98,11 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         stop_on_sigterm()  # schedulers stop jobs with SIGTERM: checkpoint as on Ctrl-C
         honour_parent_death()  # started by a remote launcher: do not outlive it
 
-        data: dict[str, Any] = load_yaml_file(args.config) if args.config else {}
+        data: dict[str, Any] = {}
+        if args.config:
+            data = load_yaml_file(args.config)
+        elif args.method is None and args.task is None:
+            data = _resolved_spec(args.out)
         for key in ("method", "task", "seed", "steps", "label"):
             if getattr(args, key) is not None:
                 data[key] = getattr(args, key)
@@ -112,7 +118,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         missing = [k for k in ("method", "task") if k not in data]
         if missing:
             raise ConfigError(f"missing {' and '.join('--' + m for m in missing)}")
-        data["steps"] = _budget(data)
+        data["steps"] = steps_of(data)  # the published budget only when it is short here or asked for
         record = run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet)
         print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
                           "steps_per_second": record.steps_per_second, record.metric:
@@ -125,48 +131,53 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     return handle
 
 
-def _budget(data: dict[str, Any]) -> Any:
-    """The run's env-step budget from --steps or the spec file; the published one only when it is short here
-    or asked for by name."""
-    from llmexplore.benchmarks.budget import default_budget_or_error, parse_steps
-    from llmexplore.envs import get_task
+def _resolved_spec(out: str) -> dict[str, Any]:
+    """``run --out DIR`` alone resumes the run the folder holds: its resolved run's spec."""
+    from llmexplore.agents.resolved_run import ResolvedRun
 
-    try:
-        task = get_task(str(data["task"]))
-    except ConfigError:
-        return data.get("steps")  # the spec check names the unknown task with every other problem
-    steps = parse_steps(data.get("steps"), task)
-    if steps is not None:
-        return steps
-    return default_budget_or_error(task, int((data.get("train") or {}).get("num_workers", 1) or 1))
+    stored = ResolvedRun.read(Path(out).expanduser())
+    return stored.spec_dict() if stored is not None else {}
 
 
 # -- listings --------------------------------------------------------------------------------
-@command("envs", "list tasks with their observation keys and default budgets")
+@command("envs", "list tasks with their gymnasium ids and default budgets")
 def _envs(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--json", action="store_true")
+    p.add_argument("--keys", action="store_true",
+                   help="also list each task's observation keys (builds every family's adapter, so it "
+                        "imports the simulators: a few seconds)")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.envs import GYM_IDS, list_tasks, make_adapter
+        from llmexplore.envs import GYM_IDS, list_tasks
 
         rows = []
         for task in list_tasks():
-            try:
-                keys = list(make_adapter(task).obs_keys)
-            except UserError as exc:
-                keys = [f"unavailable: {exc.message}"]
-            rows.append({"task": task.name, "gym_id": GYM_IDS[task.name], "budget": task.default_budget,
-                         "c_ext": task.default_ext_coef,
-                         "reward_free": task.reward_free, "obs_keys": keys, "description": task.description})
+            row = {"task": task.name, "gym_id": GYM_IDS[task.name], "budget": task.default_budget,
+                   "c_ext": task.default_ext_coef, "reward_free": task.reward_free,
+                   "description": task.description}
+            if args.keys:
+                row["obs_keys"] = _observation_keys(task)
+            rows.append(row)
         if args.json:
             print(json.dumps(rows, indent=2))
-        else:
-            _table(["task", "gymnasium id", "budget", "c_ext", "observation keys", "description"],
-                   [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"], ", ".join(r["obs_keys"]),
-                     r["description"]] for r in rows])
+            return 0
+        header = ["task", "gymnasium id", "budget", "c_ext"] + (["observation keys"] if args.keys else [])
+        _table(header + ["description"],
+               [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"]]
+                + ([", ".join(r["obs_keys"])] if args.keys else []) + [r["description"]] for r in rows])
         return 0
 
     return handle
+
+
+def _observation_keys(task: Any) -> list[str]:
+    """A task's observation keys, from its adapter (which imports the family's simulator)."""
+    from llmexplore.envs import make_adapter
+
+    try:
+        return list(make_adapter(task).obs_keys)
+    except UserError as exc:
+        return [f"unavailable: {exc.message}"]
 
 
 @command("methods", "list exploration methods")

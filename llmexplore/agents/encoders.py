@@ -193,6 +193,8 @@ def encoder_obs_keys(name: str) -> tuple[str, ...]:
 
 
 def make_encoder(cfg, obs_space: gym.spaces.Dict) -> Encoder:
-    """sample-factory's encoder factory: picks the network named in the run settings."""
-    settings = cfg.llmexplore
-    return encoder_class(settings["encoder"])(cfg, obs_space, settings.get("policy_keys", ()))
+    """sample-factory's encoder factory: picks the network the resolved run names."""
+    from llmexplore.agents.run_settings import RunSettings
+
+    run = RunSettings.from_cfg(cfg).run
+    return encoder_class(run.encoder)(cfg, obs_space, run.policy_keys)

@@ -48,16 +48,16 @@ class IntrinsicLearner(Learner):
         self.settings = RunSettings.from_cfg(self.cfg)
         method_cls, options = self.settings.method_class_and_options()
         self.method = method_cls(options, self.settings.method_context(), self.env_info.obs_space)
-        self.ext_coef = float(self.settings.ext_coef)
-        self.int_coef = float(self.settings.int_coef)
+        run = self.settings.run  # the resolved run, as the run folder's resolved.json holds it
+        self.ext_coef = run.ext_coef
+        self.int_coef = run.int_coef
         #: each env's intrinsic return of the episode so far, across batches
         self.episode_returns = SegmentSums()
         self._resumed = False
         self.parent_report: dict | None = None
         self._sums = np.zeros(3)  # r_ext, r_int, steps since the last metrics row
-        budget = self.settings.budget or self.cfg.train_for_env_steps + 1
-        self._metrics_schedule = MetricsSchedule(self.settings.metrics_every_steps or default_metrics_every(budget),
-                                                 budget)
+        every = run.train.metrics_every_steps or default_metrics_every(run.budget)
+        self._metrics_schedule = MetricsSchedule(every, run.budget)
         #: [N, T] bool, where the current batch's returns end although the episode goes on
         self._return_ends: torch.Tensor | None = None
         init_model_data = super().init()
@@ -95,8 +95,8 @@ class IntrinsicLearner(Learner):
     def load_from_checkpoint(self, policy_id, load_progress: bool = True) -> None:
         # runs inside Learner.init(), before the weights are shared with the inference workers
         super().load_from_checkpoint(policy_id, load_progress)
-        if not self._resumed and self.settings.init_checkpoint:
-            self._start_from_parent(self.settings.init_checkpoint)
+        if not self._resumed and self.settings.run.init_checkpoint:
+            self._start_from_parent(self.settings.run.init_checkpoint)
 
     def _start_from_parent(self, path: str) -> None:
         """Fine-tuning: the parent's policy weights, a fresh optimizer, chosen parts re-initialised."""
@@ -105,11 +105,12 @@ class IntrinsicLearner(Learner):
         loaded = {k: v for k, v in parent.items() if k in own and own[k].shape == v.shape}
         skipped = sorted(k for k in own if k not in loaded)
         self.actor_critic.load_state_dict(loaded, strict=False)
-        reset_policy_parts(self.actor_critic, self.settings.reset_parts)
+        reset = self.settings.run.reset_parts
+        reset_policy_parts(self.actor_critic, reset)
         self.parent_report = {"checkpoint": str(path), "loaded": sorted(loaded), "not_loaded": skipped,
-                              "reset": list(self.settings.reset_parts)}
+                              "reset": list(reset)}
         log.info("Started from %s: %d tensors loaded, %d not (shape or name differs), reset %s",
-                 path, len(loaded), len(skipped), list(self.settings.reset_parts))
+                 path, len(loaded), len(skipped), list(reset))
 
     # -- training --------------------------------------------------------------------------------
     def train(self, batch: TensorDict) -> Optional[dict]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -32,7 +32,8 @@ import torch
 
 from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.agents.checkpoints import list_checkpoints, load_checkpoint_file, sf_experiment_dir
-from llmexplore.agents.run_settings import RunSettings
+from llmexplore.agents.resolved_run import ResolvedRun
+from llmexplore.agents.run_settings import RUN_KEY, RunSettings
 from llmexplore.atomic import file_sha256
 from llmexplore.errors import ConfigError
 
@@ -66,9 +67,25 @@ def read_run_settings(run_dir: str | Path) -> RunSettings:
     cfg = _read_sf_config(config)
     if not isinstance(cfg.get(SETTINGS_KEY), dict):
         raise ConfigError(f"{config} was not written by llmexplore (no '{SETTINGS_KEY}' settings)")
-    settings = RunSettings.from_cfg(_AttrView(cfg))
+    run = ResolvedRun.read(run_dir) or _run_of_sf_settings(cfg[SETTINGS_KEY], run_dir)
     # the directory may have moved since training; the method context must point at it now
-    return replace(settings, run_dir=str(run_dir), device="cpu")
+    return RunSettings(run=run, run_dir=str(run_dir), device="cpu")
+
+
+def _run_of_sf_settings(settings: Mapping[str, Any], run_dir: Path) -> ResolvedRun:
+    """The resolved run from sample-factory's saved config: as is, or, for a run trained before resolved runs
+    existed, its record's spec (every value resolved) with the network the settings named."""
+    if RUN_KEY in settings:
+        return RunSettings.from_dict(settings).run
+    record = run_dir / "run.json"
+    try:
+        spec = json.loads(record.read_text())["spec"]
+        return ResolvedRun.model_validate({**spec, "encoder": settings["encoder"],
+                                           "policy_keys": tuple(settings.get("policy_keys", ()))})
+    except (OSError, KeyError, ValueError) as exc:
+        raise ConfigError(f"{run_dir} was trained by an older llmexplore and its record {record.name} cannot "
+                          f"tell how ({type(exc).__name__}: {exc})",
+                          hint="train the run again with this version") from None
 
 
 def resolve_checkpoint(run_dir: str | Path, checkpoint: str = "latest") -> tuple[Path, str]:
@@ -252,13 +269,6 @@ def _sf_config(settings: RunSettings):
     data["device"] = "cpu"
     data[SETTINGS_KEY] = settings.to_dict()
     return AttrDict(data)
-
-
-class _AttrView:
-    """``RunSettings.from_cfg`` reads ``cfg.llmexplore``; a plain dict has no attributes."""
-
-    def __init__(self, data: Mapping[str, Any]):
-        self.llmexplore = data[SETTINGS_KEY]
 
 
 def _register_encoders() -> None:

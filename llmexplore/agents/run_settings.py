@@ -1,55 +1,87 @@
-"""The run settings every sample-factory process needs, carried on ``cfg.llmexplore``."""
+"""The resolved run as one process of the engine sees it: where its folder is and which device it uses.
+
+sample-factory hands every process its config; ``cfg.llmexplore`` carries the resolved run as the run
+folder's ``resolved.json`` holds it, read back here without filling in anything.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from llmexplore.envs import get_task
-from llmexplore.methods import MethodContext, get_method, parse_options
+from llmexplore.agents.resolved_run import ResolvedRun
+from llmexplore.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from llmexplore.methods import IntrinsicReward, MethodContext, MethodOptions
+
+#: keys of ``cfg.llmexplore``
+RUN_KEY, RUN_DIR_KEY, DEVICE_KEY = "run", "run_dir", "device"
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    task: str
-    method: str
-    seed: int
+    run: ResolvedRun
     run_dir: str
-    ext_coef: float
-    int_coef: float
-    method_options: Mapping[str, Any] = field(default_factory=dict)
+    #: this process's torch device (training: the run's; rolling out a checkpoint: the CPU)
     device: str = "cpu"
-    lm: Mapping[str, Any] = field(default_factory=dict)
-    encoder: str = "generic"
-    policy_keys: tuple[str, ...] = ()
-    #: fine-tuning: policy weights to start from, and which parts to re-initialise
-    init_checkpoint: str | None = None
-    reset_parts: tuple[str, ...] = ()
-    #: the run's budget in env steps, and the metrics cadence (None: about 100 rows over the budget)
-    budget: int = 0
-    metrics_every_steps: int | None = None
+
+    @classmethod
+    def of(cls, run: ResolvedRun, run_dir: str | Path) -> "RunSettings":
+        return cls(run=run, run_dir=str(run_dir), device=run.device)
+
+    # the run's facts every process asks for
+    @property
+    def task(self) -> str:
+        return self.run.task
+
+    @property
+    def method(self) -> str:
+        return self.run.method
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def encoder(self) -> str:
+        return self.run.encoder
+
+    @property
+    def policy_keys(self) -> tuple[str, ...]:
+        return self.run.policy_keys
+
+    def with_run(self, **changes: Any) -> "RunSettings":
+        """The same process on a run that differs in ``changes`` (e.g. another task to roll out on)."""
+        return replace(self, run=self.run.model_copy(update=changes))
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["method_options"] = dict(self.method_options)
-        d["lm"] = dict(self.lm)
-        d["policy_keys"] = list(self.policy_keys)
-        d["reset_parts"] = list(self.reset_parts)
-        return d
+        """``cfg.llmexplore``: JSON, so sample-factory can save it with its config."""
+        return {RUN_KEY: self.run.model_dump(mode="json"), RUN_DIR_KEY: self.run_dir, DEVICE_KEY: self.device}
 
     @classmethod
     def from_cfg(cls, cfg: Any) -> "RunSettings":
-        d = dict(cfg.llmexplore)
-        d["policy_keys"] = tuple(d.get("policy_keys", ()))
-        d["reset_parts"] = tuple(d.get("reset_parts", ()))
-        return cls(**d)
+        return cls.from_dict(dict(cfg.llmexplore))
 
-    def method_context(self) -> MethodContext:
-        return MethodContext(
-            task=get_task(self.task), seed=self.seed, run_dir=Path(self.run_dir), device=self.device, lm=dict(self.lm)
-        )
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RunSettings":
+        if RUN_KEY not in data:
+            raise ConfigError("these run settings were written by an llmexplore version before resolved runs "
+                              "(no 'run' entry)", hint="train the run again with this version")
+        return cls(run=ResolvedRun.model_validate(data[RUN_KEY]), run_dir=str(data[RUN_DIR_KEY]),
+                   device=str(data.get(DEVICE_KEY, "cpu")))
 
-    def method_class_and_options(self):
-        cls = get_method(self.method)
-        return cls, parse_options(cls, self.method_options)
+    def method_context(self) -> "MethodContext":
+        from llmexplore.envs import get_task
+        from llmexplore.methods import MethodContext
+
+        return MethodContext(task=get_task(self.run.task), seed=self.run.seed, run_dir=Path(self.run_dir),
+                             device=self.device, lm=self.run.lm.model_dump())
+
+    def method_class_and_options(self) -> "tuple[type[IntrinsicReward], MethodOptions]":
+        """The method's class and its options, typed from the complete option values the run holds."""
+        from llmexplore.methods import get_method
+
+        cls = get_method(self.run.method)
+        return cls, cls.Options(**self.run.method_options)

@@ -10,9 +10,8 @@ import os
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
-from llmexplore.agents.config import TrainConfig
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
 from llmexplore.errors import ConfigError
@@ -40,8 +39,9 @@ class TrainResult:
     session_seconds: float
 
 
-def sf_argv(settings: RunSettings, train: TrainConfig, budget: int) -> list[str]:
-    """sample-factory command-line options for a run (``train`` must be resolved)."""
+def sf_argv(settings: RunSettings) -> list[str]:
+    """sample-factory command-line options for a resolved run."""
+    train, budget = settings.run.train, settings.run.budget
     args: dict[str, Any] = {
         "env": SF_ENV_NAME,
         "experiment": "sf",
@@ -78,20 +78,20 @@ def sf_argv(settings: RunSettings, train: TrainConfig, budget: int) -> list[str]
     return [f"--{key}={value}" for key, value in args.items()]
 
 
-def build_sf_config(settings: RunSettings, train: TrainConfig, budget: int):
+def build_sf_config(settings: RunSettings):
     from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 
     known = _sf_option_names()
-    unknown = sorted(set(train.sf_args) - known)
+    unknown = sorted(set(settings.run.train.sf_args) - known)
     if unknown:
         raise ConfigError(f"unknown sample-factory options {unknown}", hint="see `python -m sample_factory.train --help`")
-    argv = sf_argv(settings, train, budget)
+    argv = sf_argv(settings)
     parser, _ = parse_sf_args(argv)
     try:
         cfg = parse_full_cfg(parser, argv)
     except SystemExit as exc:
         raise ConfigError(f"sample-factory rejected the options {argv}") from exc
-    cfg.llmexplore = settings.to_dict()
+    cfg.llmexplore = settings.to_dict()  # every process reads the resolved run from here, as is
     return cfg
 
 
@@ -112,19 +112,13 @@ def register_components() -> None:
     global_model_factory().register_encoder_factory(make_encoder)
 
 
-def train(
-    settings: RunSettings,
-    train_config: TrainConfig,
-    budget: int,
-    sink: TrainingSink,
-    resume_env_steps: int = 0,
-    quiet: bool = True,
-) -> TrainResult:
-    """Run (or resume) training until the budget; sample-factory checkpoints as it goes."""
+def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
+          quiet: bool = True) -> TrainResult:
+    """Run (or resume) the resolved run's training until its budget; sample-factory checkpoints as it goes."""
     from llmexplore.envs.registry import get_task, require_in_new_processes
 
     # sample-factory probes the env in a new process even in serial mode: it must know the family
-    require_in_new_processes(get_task(settings.task).family)
+    require_in_new_processes(get_task(settings.run.task).family)
 
     from sample_factory.algo.runners.runner import AlgoObserver
     from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
@@ -139,8 +133,9 @@ def train(
     register_components()
     import torch
 
+    train_config, budget = settings.run.train, settings.run.budget
     torch.set_num_threads(train_config.torch_threads)  # sample-factory leaves this alone in serial mode
-    cfg = build_sf_config(settings, train_config, budget)
+    cfg = build_sf_config(settings)
     runner = (SerialTrainer if train_config.serial else ParallelTrainer)(cfg)
 
     started = time.time()

@@ -8,6 +8,8 @@ runs the published budget knowingly.
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.registry import find_family
 from llmexplore.errors import ConfigError
@@ -31,24 +33,56 @@ def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
     return steps / reference_rate(task, processes)
 
 
-def default_budget_or_error(task: TaskSpec, processes: int = 1) -> int:
+#: how the budget is spelled where it is set: ``run``'s option, or a grid file's key
+CLI_STEPS, GRID_STEPS = "--steps ", "steps: "
+
+
+def choose_steps(value: str | int | None, task: TaskSpec, processes: int = 1,
+                 spelling: str = CLI_STEPS) -> int:
+    """A run's env-step budget: a number as given, ``published`` the task's published budget, and
+    nothing the published budget only when it takes under a day here. The one rule for ``run`` and
+    grid files (``spelling`` names the setting in messages)."""
+    steps = parse_steps(value, task, spelling)
+    return steps if steps is not None else default_budget_or_error(task, processes, spelling)
+
+
+def steps_of(values: Mapping[str, Any], spelling: str = CLI_STEPS) -> Any:
+    """``choose_steps`` for a run's raw settings (``task``, ``steps``, ``train.num_workers``), as ``run``
+    and grid files give them; an unknown task leaves ``steps`` as it is, for the run spec's check to
+    report with every other problem."""
+    from llmexplore.envs import get_task
+
+    try:
+        task = get_task(str(values.get("task")))
+    except ConfigError:
+        return values.get("steps")
+    train = values.get("train")
+    workers = train.get("num_workers", 1) if isinstance(train, Mapping) else 1
+    return choose_steps(values.get("steps"), task, workers if isinstance(workers, int) and workers > 0 else 1,
+                        spelling)
+
+
+def default_budget_or_error(task: TaskSpec, processes: int = 1, spelling: str = CLI_STEPS) -> int:
     """The published budget when it fits in a day here; otherwise a ConfigError saying how to choose."""
     seconds = estimated_seconds(task, task.default_budget, processes)
     if seconds <= DAY_SECONDS:
         return task.default_budget
     rate = reference_rate(task, processes)
     raise ConfigError(
-        f"no --steps given: {task.name}'s published budget is {task.default_budget:,} env steps, about "
+        f"no {spelling.strip(' :')} given: {task.name}'s published budget is {task.default_budget:,} "
+        f"env steps, about "
         f"{seconds / DAY_SECONDS:,.0f} days at ~{rate:,} env steps/s on a 2-core machine",
-        hint=f"pass --steps N (e.g. --steps 1000000, about {1_000_000 / rate / 60:,.0f} minutes), or "
-             f"--steps {PUBLISHED} to run the published budget",
+        hint=f"set {spelling}N (e.g. {spelling}1000000, about {1_000_000 / rate / 60:,.0f} minutes), or "
+             f"{spelling}{PUBLISHED} to run the published budget",
     )
 
 
-def parse_steps(value: str | int | None, task: TaskSpec) -> int | None:
+def parse_steps(value: str | int | None, task: TaskSpec, spelling: str = CLI_STEPS) -> int | None:
     """``--steps``: a positive integer (``1e6`` and ``1_000_000`` too) or ``published``."""
     if value is None or isinstance(value, int):
         return value
+    if isinstance(value, float):
+        value = repr(value)
     if value.strip().lower() == PUBLISHED:
         return task.default_budget
     try:
@@ -56,7 +90,8 @@ def parse_steps(value: str | int | None, task: TaskSpec) -> int | None:
     except ValueError:
         number = -1.0
     if number < 1 or number != int(number):
-        raise ConfigError(f"--steps must be a positive whole number of env steps or '{PUBLISHED}', not {value!r}")
+        raise ConfigError(f"{spelling.strip(' :')} must be a positive whole number of env steps or "
+                          f"'{PUBLISHED}', not {value!r}")
     return int(number)
 
 

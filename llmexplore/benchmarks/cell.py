@@ -8,9 +8,10 @@ import subprocess
 import sys
 import time
 import traceback
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -29,8 +30,12 @@ from llmexplore.benchmarks.run_lock import RunFolderLock
 from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
 from llmexplore.benchmarks.run_board import RunBoard
 from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, cell_id, resolve
+from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
-from llmexplore.errors import ConfigError, UserError
+from llmexplore.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover (the engine loads torch and sample-factory)
+    from llmexplore.agents.training import TrainResult
 
 CURVE_BINS = 20
 #: lines of sample-factory's log a failed run's record keeps
@@ -103,18 +108,63 @@ class CellSink:
 
 def run_cell(spec: RunSpec, out_dir: str | Path, *, quiet: bool = False) -> RunRecord:
     """Train one cell to its budget, resuming from the last checkpoint if the run was cut short."""
-    resolved = resolve(spec)
+    run = resolve(spec)
     run_dir = Path(out_dir).expanduser().resolve()
     ensure_writable(run_dir)
     with RunFolderLock(run_dir):  # one writer per run folder; a second is refused naming the first
-        return _run_locked(resolved, run_dir, quiet)
+        previous = adopt_folder(run_dir, run)
+        if previous is not None and previous.status == "complete":
+            return previous
+        return _train_cell(run, run_dir, previous, quiet)
 
 
-def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
-    previous = _previous_record(run_dir, resolved)
-    if previous is not None and previous.status == "complete":
-        return previous
+def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
+    """Refuse a folder holding another run; else write the resolved run there (what every later step reads)
+    and return the folder's record, if any. A folder of an older version (a record, no resolved run) is
+    checked against its record's spec and gets its resolved run now."""
+    stored = ResolvedRun.read(run_dir)
+    previous = read_record(run_dir) if (run_dir / RECORD_FILE).exists() else None
+    if stored is not None:
+        _refuse_another_run(run_dir, stored.model_dump(mode="json"), run.model_dump(mode="json"))
+    elif previous is not None:
+        _refuse_another_run(run_dir, previous.spec, run.spec_dict())
+    if stored != run:  # first session, or only operational settings changed (e.g. more workers)
+        run.write(run_dir)
+    return previous
 
+
+def _refuse_another_run(run_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
+    differences = _spec_differences(before, now)
+    if differences:
+        raise ConfigError(
+            f"{run_dir} holds a different run ({'; '.join(differences[:5])})",
+            hint="choose another output directory, or delete this one to start over",
+        )
+
+
+def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, quiet: bool) -> RunRecord:
+    adapter = make_adapter(run.task)
+    resume_steps = _resume_point(run_dir)
+    stats_file = get_family(adapter.task.family).stats_file
+    files = RunFiles(crafter_stats=stats_file.name if stats_file else None)  # the record's name for it
+    _trim_logs(run_dir, files, resume_steps)
+    session = CellSession.start(run, adapter, run_dir, files, previous, resume_steps)
+    view = ProgressView(cell_id(run), run.budget, start=resume_steps, enabled=not quiet)
+    sink = CellSink(run_dir, files, view, session.heartbeat, start_steps=resume_steps,
+                    board=RunBoard(run_dir, adapter))
+    try:
+        result = _train(run, run_dir, sink, resume_steps, quiet)
+    except BaseException as exc:
+        sink.close()
+        session.fail(exc)
+        raise
+    sink.close()
+    session.finish(result, sink)
+    return session.record
+
+
+def _resume_point(run_dir: Path) -> int:
+    """Env steps of the newest readable checkpoint (0: start afresh); unreadable ones are set aside."""
     remove_partial_saves(run_dir)
     checkpoint, skipped = newest_readable_checkpoint(run_dir)
     for path, why in skipped:
@@ -123,58 +173,80 @@ def _run_locked(resolved: ResolvedRun, run_dir: Path, quiet: bool) -> RunRecord:
     if skipped:
         start = checkpoint.name if checkpoint else "the start"
         print(f"llmexplore run: resuming from {start}", file=sys.stderr, flush=True)
-    resume_steps = checkpoint_env_steps(checkpoint) if checkpoint else 0
-    stats_file = get_family(resolved.task.family).stats_file
-    files = RunFiles(crafter_stats=stats_file.name if stats_file else None)  # the record's name for it
-    _trim_logs(run_dir, files, resume_steps)
+    return checkpoint_env_steps(checkpoint) if checkpoint else 0
 
-    started_at = utc_now()
-    # earlier sessions stay in the record even when none left a checkpoint: the work was done
-    sessions = _earlier_sessions(previous, resume_steps)
-    record = _base_record(resolved, run_dir, files, started_at, previous, sessions, resume_steps)
-    session_start = time.time()
 
-    def heartbeat(env_steps: int) -> None:
-        """Keep a provisional session in the record, so a killed process leaves a trace."""
-        record.sessions = sessions + [Session(started_at=started_at, seconds=round(time.time() - session_start, 3),
-                                              env_steps_start=resume_steps, env_steps_end=env_steps, status="running")]
-        record.env_steps = env_steps
-        record.updated_at = utc_now()
-        record.write(run_dir)
+def _train(run: ResolvedRun, run_dir: Path, sink: CellSink, resume_steps: int, quiet: bool) -> "TrainResult":
+    """The engine on the resolved run, with W&B around it when the run asks for it."""
+    from llmexplore.agents.run_settings import RunSettings
+    from llmexplore.agents.training import train
+    from llmexplore.agents.wandb_run import start_wandb, uses_wandb
 
-    heartbeat(resume_steps)
-    view = ProgressView(cell_id(resolved.spec), resolved.budget, start=resume_steps, enabled=not quiet)
-    sink = CellSink(run_dir, files, view, heartbeat, start_steps=resume_steps,
-                    board=RunBoard(run_dir, resolved.adapter))
     wandb_run = None
+    if uses_wandb(run.train):  # before sample-factory's TensorBoard writers, so W&B syncs them
+        wandb_run = start_wandb(run_dir, run.task, run.label, run.seed, run.spec_dict(), quiet=quiet)
     try:
-        from llmexplore.agents.training import train
-        from llmexplore.agents.wandb_run import start_wandb, uses_wandb
-
-        if uses_wandb(resolved.train):  # before sample-factory's TensorBoard writers, so W&B syncs them
-            wandb_run = start_wandb(run_dir, resolved.task.name, resolved.label, resolved.spec.seed,
-                                    resolved.resolved_dict(), quiet=quiet)
-        result = train(resolved.settings(run_dir), resolved.train, resolved.budget, sink,
-                       resume_env_steps=resume_steps, quiet=True)
-    except BaseException as exc:
-        sink.close()
+        result = train(RunSettings.of(run, run_dir), sink, resume_env_steps=resume_steps, quiet=True)
+    except BaseException:
         _finish_wandb(wandb_run, failed=True)
-        record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-        record.error = {"message": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=20),
-                        "log_tail": log_tail(run_dir / files.sf_log, SF_LOG_TAIL_LINES)}
-        _close_session(record, started_at, time.time() - session_start, resume_steps, resume_steps)
-        record.write(run_dir)
         raise
-    sink.close()
     _finish_wandb(wandb_run, failed=result.status == "failed")
-    record.status = result.status
-    if result.status == "failed":
-        record.error = {"message": "sample-factory reported a failure",
-                        "log_tail": log_tail(run_dir / files.sf_log, SF_LOG_TAIL_LINES)}
-    _close_session(record, started_at, result.session_seconds, resume_steps, result.env_steps)
-    _finalize(record, resolved, run_dir, files, sink)
-    record.write(run_dir)
-    return record
+    return result
+
+
+@dataclass
+class CellSession:
+    """One process's stretch of work on a cell, and the record it keeps current: a provisional session
+    with a heartbeat while training (so a killed process leaves a trace), then the final one."""
+
+    run: ResolvedRun
+    adapter: EnvAdapter
+    run_dir: Path
+    files: RunFiles
+    record: RunRecord
+    #: sessions of earlier processes
+    earlier: list[Session]
+    started_at: str
+    start_steps: int
+    clock: float = field(default_factory=time.time)
+
+    @classmethod
+    def start(cls, run: ResolvedRun, adapter: EnvAdapter, run_dir: Path, files: RunFiles,
+              previous: RunRecord | None, resume_steps: int) -> "CellSession":
+        started_at = utc_now()
+        # earlier sessions stay in the record even when none left a checkpoint: the work was done
+        earlier = _earlier_sessions(previous, resume_steps)
+        record = _base_record(run, adapter, files, started_at, previous, earlier, resume_steps)
+        session = cls(run, adapter, run_dir, files, record, earlier, started_at, resume_steps)
+        session.heartbeat(resume_steps)
+        return session
+
+    def heartbeat(self, env_steps: int) -> None:
+        running = Session(started_at=self.started_at, seconds=round(time.time() - self.clock, 3),
+                          env_steps_start=self.start_steps, env_steps_end=env_steps, status="running")
+        self.record.sessions = self.earlier + [running]
+        self.record.env_steps = env_steps
+        self.record.updated_at = utc_now()
+        self.record.write(self.run_dir)
+
+    def fail(self, exc: BaseException) -> None:
+        record = self.record
+        record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        record.error = {"message": f"{type(exc).__name__}: {exc}",
+                        "traceback": traceback.format_exc(limit=20),
+                        "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
+        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps, self.start_steps)
+        record.write(self.run_dir)
+
+    def finish(self, result: "TrainResult", sink: CellSink) -> None:
+        record = self.record
+        record.status = result.status
+        if result.status == "failed":
+            record.error = {"message": "sample-factory reported a failure",
+                            "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
+        _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps)
+        _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
+        record.write(self.run_dir)
 
 
 def _finish_wandb(run: Any, failed: bool) -> None:
@@ -193,19 +265,6 @@ def ensure_writable(run_dir: Path) -> None:
     except OSError as exc:
         raise ConfigError(f"cannot write to output directory {run_dir}: {exc.strerror or exc}",
                           hint="choose another --out, or fix its permissions") from None
-
-
-def _previous_record(run_dir: Path, resolved: ResolvedRun) -> RunRecord | None:
-    if not (run_dir / RECORD_FILE).exists():
-        return None
-    previous = read_record(run_dir)
-    differences = _spec_differences(previous.spec, resolved.resolved_dict())
-    if differences:
-        raise ConfigError(
-            f"{run_dir} holds a different run ({'; '.join(differences[:5])})",
-            hint="choose another output directory, or delete this one to start over",
-        )
-    return previous
 
 
 def _spec_differences(old: dict[str, Any], new: dict[str, Any], prefix: tuple = ()) -> list[str]:
@@ -264,20 +323,21 @@ def environment_info(adapter=None) -> dict[str, Any]:
     return info
 
 
-def _base_record(resolved, run_dir, files, started_at, previous, sessions, resume_steps) -> RunRecord:
+def _base_record(run: ResolvedRun, adapter: EnvAdapter, files: RunFiles, started_at: str,
+                 previous: RunRecord | None, sessions: list[Session], resume_steps: int) -> RunRecord:
     return RunRecord(
         status="running",
-        cell=cell_id(resolved.spec),
-        spec=resolved.resolved_dict(),
-        environment=environment_info(resolved.adapter),
+        cell=cell_id(run),
+        spec=run.spec_dict(),
+        environment=environment_info(adapter),
         started_at=previous.started_at if previous else started_at,
         updated_at=started_at,
-        budget=resolved.budget,
+        budget=run.budget,
         env_steps=resume_steps,
         wall_seconds=sum(s.seconds for s in sessions),
         steps_per_second=None,
         sessions=sessions,
-        metric=resolved.adapter.metric,
+        metric=adapter.metric,
         files=files,
         parent=previous.parent if previous else None,
     )
@@ -310,22 +370,23 @@ def _close_session(record: RunRecord, started_at: str, seconds: float, start_ste
         record.finished_at = record.updated_at
 
 
-def _finalize(record: RunRecord, resolved: ResolvedRun, run_dir: Path, files: RunFiles, sink: CellSink) -> None:
-    adapter = resolved.adapter
+def _finalize(record: RunRecord, run: ResolvedRun, adapter: EnvAdapter, run_dir: Path, files: RunFiles,
+              sink: CellSink) -> None:
     episodes = read_jsonl(run_dir / files.episodes)
     intrinsic = read_jsonl(run_dir / files.intrinsic)
-    record.final_metrics, record.final_window = adapter.final_metrics(episodes, resolved.budget)
-    returns = [r["intrinsic_return"] for r in intrinsic if r["env_steps"] <= resolved.budget]
+    record.final_metrics, record.final_window = adapter.final_metrics(episodes, run.budget)
+    returns = [r["intrinsic_return"] for r in intrinsic if r["env_steps"] <= run.budget]
     if returns:
         record.final_metrics["intrinsic_return"] = float(np.mean(returns[-(adapter.final_window or len(returns)):]))
-    record.curve = learning_curve(adapter, episodes, intrinsic, resolved.budget)
+    record.curve = learning_curve(adapter, episodes, intrinsic, run.budget)
     record.method_metrics = dict(sink.last_metrics)
-    record.overshoot = overshoot_note(resolved.budget, record.env_steps, resolved.train.batch_size)
+    record.overshoot = overshoot_note(run.budget, record.env_steps, run.train.batch_size)
     record.files.checkpoints = [str(p.relative_to(run_dir)) for p in list_checkpoints(run_dir)]
-    if sink.parent is not None or resolved.parent_checkpoint:
-        record.parent = {"run_dir": resolved.spec.parent.run_dir, "checkpoint": resolved.parent_checkpoint,
+    if sink.parent is not None or run.init_checkpoint:
+        record.parent = {"run_dir": run.parent.run_dir if run.parent else None,
+                         "checkpoint": run.init_checkpoint,
                          **(sink.parent or record.parent or {})}
-    stats_file = get_family(resolved.task.family).stats_file
+    stats_file = get_family(adapter.task.family).stats_file
     if stats_file is not None:  # the family's own per-episode format
         rows = [{k: e[k] for k in stats_file.keys if k in e} for e in episodes]
         rewrite_jsonl(run_dir / stats_file.name, rows)

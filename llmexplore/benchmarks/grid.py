@@ -30,12 +30,13 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.benchmarks import yaml_lines
 from llmexplore.benchmarks.backend_options import BACKEND_SECTIONS
+from llmexplore.benchmarks.budget import GRID_STEPS, steps_of
 from llmexplore.benchmarks.spec import ParentSpec, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
@@ -44,6 +45,8 @@ TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary",
             *BACKEND_SECTIONS}
 BLOCK_KEYS = {"set", "vary", "tied", "name"}
 Protocol = Literal["reward-free", "with-reward", "pretrain-finetune"]
+#: a budget in env steps, or the task's published one by name
+Steps = Union[Annotated[int, Field(gt=0)], Literal["published"]]
 #: ``suite.finetune.method`` value that keeps each pretraining cell's method
 PARENT_METHOD = "parent"
 
@@ -63,7 +66,8 @@ class Finetune(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task: str
-    steps: int | None = Field(None, gt=0)
+    steps: Steps | None = Field(
+        None, description="the fine-tuning budget; default: the parent's; 'published': the task's own")
     method: str = Field("none", description="fine-tuning method; 'parent': each cell keeps its pretraining method "
                                             "(and options), so a policy keeps the inputs that method adds")
     reset: list[str] = Field(default_factory=list)
@@ -81,7 +85,9 @@ class Suite(BaseModel):
     name: str | None = None
     protocol: Protocol = "with-reward"
     tasks: list[str] = Field(default_factory=list)
-    steps: int | None = Field(None, gt=0)
+    steps: Steps | None = Field(
+        None, description="every cell's budget unless it sets its own (budget.choose_steps: a missing one is "
+                                "the published budget only where that takes under a day here)")
     metrics: list[str] = Field(default_factory=list, description="leaderboard columns beyond each task's metric")
     finetune: Finetune | None = None
     resources: Resources = Field(default_factory=Resources)
@@ -300,6 +306,13 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
                              f"the {suite.protocol} protocol trains without extrinsic reward: ext_coef must be 0")
             values["ext_coef"] = 0.0
         _match_device_to_gpus(values, suite.resources, line_for(lines, "train"), problems)
+        try:  # as `llmexplore run --steps`: a published budget of days must be asked for by name
+            values["steps"] = steps_of(values, GRID_STEPS)
+        except ConfigError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            problems.add(line_for(lines, "steps" if "steps" in lines else "task"),
+                         f"cell {values.get('task')}: {exc.message}{hint}")
+            continue
         try:
             spec = RunSpec.parse(values, "cell")
         except ConfigError as exc:
@@ -376,7 +389,7 @@ def _finetune_cell(parent: Cell, suite: Suite, out: Path, lines: dict[str, int])
     values.update(
         task=ft.task,
         method=method,
-        steps=ft.steps or parent.spec.steps,
+        steps=steps_of({"task": ft.task, "steps": ft.steps}, GRID_STEPS) if ft.steps else parent.spec.steps,
         label=f"{parent.label}+finetune",
         parent=ParentSpec(run_dir=str(parent.run_dir), reset=list(ft.reset)).model_dump(),
     )

@@ -1,33 +1,23 @@
-"""RunSpec: one (method, task, seed, budget) cell, validated before any work starts."""
+"""RunSpec: one (method, task, seed, budget) cell as a user writes it; ``resolve`` checks it and fills in
+every default once, giving the ``ResolvedRun`` (``agents/resolved_run.py``) that the cell, the engine and the
+method read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
+from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
+                                           load_checkpoint_file)
 from llmexplore.agents.config import TrainConfig, network_encoder
-from llmexplore.agents.checkpoints import CHECKPOINT_KEY
-from llmexplore.agents.run_settings import RunSettings
-from llmexplore.envs import EnvAdapter, TaskSpec, get_task, make_adapter
+from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
+from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError, UserError
 from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
-from llmexplore.methods import CheckContext, IntrinsicReward, MethodOptions, get_method, parse_options
-from llmexplore.agents.checkpoints import POLICY_PARTS
-
-
-class ParentSpec(BaseModel):
-    """Fine-tuning: start from another run's policy (fresh optimizer)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    run_dir: str
-    checkpoint: str | None = Field(None, description="a checkpoint file; default: the parent's latest")
-    reset: list[str] = Field(default_factory=list, description=f"parts to re-initialise: {sorted(POLICY_PARTS)}")
+from llmexplore.methods import CheckContext, get_method, parse_options
 
 
 class RunSpec(BaseModel):
@@ -55,7 +45,7 @@ class RunSpec(BaseModel):
                               problems=problems) from None
 
 
-def cell_id(spec: RunSpec) -> str:
+def cell_id(spec: "RunSpec | ResolvedRun") -> str:
     """How grids, run records and progress lines name a run: ``label/task/seed<N>``."""
     return f"{spec.label or spec.method}/{spec.task}/seed{spec.seed}"
 
@@ -70,61 +60,9 @@ def format_validation_error(exc: ValidationError) -> str:
     return "; ".join(f"{field}: {message}" for field, message in validation_problems(exc))
 
 
-@dataclass(frozen=True)
-class ResolvedRun:
-    """A spec with every default filled in and every name checked."""
-
-    spec: RunSpec
-    task: TaskSpec
-    adapter: EnvAdapter
-    method: type[IntrinsicReward]
-    options: MethodOptions
-    train: TrainConfig
-    budget: int
-    ext_coef: float
-    int_coef: float
-    parent_checkpoint: str | None
-
-    @property
-    def label(self) -> str:
-        return self.spec.label or self.spec.method
-
-    def resolved_dict(self) -> dict[str, Any]:
-        data = self.spec.model_dump()
-        data.update(
-            steps=self.budget,
-            ext_coef=self.ext_coef,
-            int_coef=self.int_coef,
-            method_options=self.options.model_dump(),
-            train=self.train.model_dump(),
-            label=self.label,
-        )
-        if self.parent_checkpoint:
-            data["parent"]["checkpoint"] = self.parent_checkpoint
-        return data
-
-    def settings(self, run_dir: Path) -> RunSettings:
-        return RunSettings(
-            task=self.task.name,
-            method=self.method.name,
-            seed=self.spec.seed,
-            run_dir=str(run_dir),
-            ext_coef=self.ext_coef,
-            int_coef=self.int_coef,
-            method_options=self.options.model_dump(),
-            device="cuda" if self.train.device == "gpu" else "cpu",
-            lm=self.spec.lm.model_dump(),
-            encoder=network_encoder(self.task.family, self.train.network),
-            policy_keys=tuple(self.method.policy_keys),
-            init_checkpoint=self.parent_checkpoint,
-            reset_parts=tuple(self.spec.parent.reset) if self.spec.parent else (),
-            budget=self.budget,
-            metrics_every_steps=self.train.metrics_every_steps,
-        )
-
-
 def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True) -> ResolvedRun:
-    """Check every name and value of a spec; raise one ConfigError listing all problems.
+    """Check every name and value of a spec and fill in every default; raise one ConfigError listing all
+    problems.
 
     ``check_parent=False`` skips the parent-checkpoint check, for grids whose parent cell
     has not run yet (the cell is checked again when it starts). ``check_device=False`` skips
@@ -166,9 +104,24 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
         if len(problems) == 1:
             raise ConfigError(problems[0][1], problems=problems)
         raise ConfigError("\n".join(f"- {msg}" for _, msg in problems), problems=problems)
-    ext_coef = spec.ext_coef if spec.ext_coef is not None else task.default_ext_coef
-    int_coef = spec.int_coef if spec.int_coef is not None else method.default_int_coef
-    return ResolvedRun(spec, task, adapter, method, options, train, budget, ext_coef, int_coef, parent_checkpoint)
+    parent = spec.parent
+    if parent_checkpoint:
+        parent = parent.model_copy(update={"checkpoint": parent_checkpoint})
+    return ResolvedRun(
+        method=method.name,
+        task=task.name,
+        seed=spec.seed,
+        steps=budget,
+        ext_coef=spec.ext_coef if spec.ext_coef is not None else task.default_ext_coef,
+        int_coef=spec.int_coef if spec.int_coef is not None else method.default_int_coef,
+        method_options=options.model_dump(),
+        train=train,
+        lm=spec.lm,
+        parent=parent,
+        label=spec.label or spec.method,
+        encoder=network_encoder(task.family, train.network),
+        policy_keys=tuple(method.policy_keys),
+    )
 
 
 def _check_training(train: TrainConfig, budget: int, check_device: bool = True) -> list[tuple[str, str]]:

@@ -13,17 +13,17 @@ random subset of the batch (``reference_size``) to keep the distance matrix smal
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import gymnasium as gym
-import torch
-import torch.nn.functional as F
 from pydantic import Field
 
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
-from llmexplore.methods.common import ObservationFeatures, RunningMeanStd, flat_batch
+from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch, no_grad
 from llmexplore.methods.registry import register_method
 from llmexplore.methods.rnd import novelty_keys
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import torch
 
 
 class APTOptions(MethodOptions):
@@ -43,6 +43,10 @@ class APT(IntrinsicReward):
     Options = APTOptions
 
     def __init__(self, options: APTOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        import torch
+
+        from llmexplore.methods.common import ObservationFeatures, RunningMeanStd
+
         super().__init__(options, context, obs_space)
         self.keys = self.needed_keys(context.task, options) or tuple(obs_space.spaces)
         spaces = {k: obs_space.spaces[k] for k in self.keys}
@@ -59,6 +63,8 @@ class APT(IntrinsicReward):
         return tuple(options.keys or novelty_keys(task.family))
 
     def _inputs(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        from llmexplore.methods.common import flat_batch
+
         inputs = flat_batch(obs, self.keys)
         for key, value in inputs.items():
             if value.dim() == 4:  # images: bytes to [0, 1]
@@ -67,6 +73,8 @@ class APT(IntrinsicReward):
 
     def knn_distance(self, features: torch.Tensor) -> torch.Tensor:
         """Mean distance of each row to its k nearest rows among a random reference subset."""
+        import torch
+
         n = features.shape[0]
         size = min(self.options.reference_size, n)
         reference = features[torch.randperm(n, generator=self._generator)[:size].to(features.device)]
@@ -75,8 +83,10 @@ class APT(IntrinsicReward):
         nearest, _ = distances.topk(k, dim=1, largest=False)
         return nearest[:, 1:].mean(dim=1) if k > 1 else nearest[:, 0]
 
-    @torch.no_grad()
+    @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        import torch
+
         n, t = batch.shape
         features = self.encoder(self._inputs(batch.next_obs))
         distance = self.knn_distance(features)
@@ -85,6 +95,9 @@ class APT(IntrinsicReward):
         return torch.log1p(scaled).reshape(n, t)
 
     def update(self, batch: RewardBatch) -> dict[str, float]:
+        import torch
+        import torch.nn.functional as F
+
         current = self.projector(self.encoder(self._inputs(batch.current_obs)))
         following = self.projector(self.encoder(self._inputs(batch.next_obs)))
         keep = batch.dones.reshape(-1) == 0  # an episode's last step has no successor in the batch

@@ -14,19 +14,38 @@ state from it (counts, captions) should mask those steps.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, TypeVar
 
-import gymnasium as gym
-import torch
 from pydantic import BaseModel, ConfigDict
 
 from llmexplore.envs.base import TaskSpec
 
 if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import torch
+
     from llmexplore.lm.config import LMConfig
+
+# torch is imported where a method works, never at import: the registry, `llmexplore methods` and
+# `grid --dry-run` read methods' names, options and checks without loading it.
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def no_grad(fn: _F) -> _F:
+    """``torch.no_grad()`` as a decorator that imports torch on the first call, not at import."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class MethodOptions(BaseModel):
@@ -100,6 +119,8 @@ class IntrinsicReward(ABC):
         self.options = options
         self.context = context
         self.obs_space = obs_space
+        import torch
+
         self.device = torch.device(context.device)
 
     # -- checks before any work ------------------------------------------------------------

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
 from llmexplore.methods.base import IntrinsicReward, RewardBatch
 from llmexplore.methods.registry import register_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 
 @register_method
@@ -14,4 +17,6 @@ class NoIntrinsicReward(IntrinsicReward):
     description = "extrinsic reward only"
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        import torch
+
         return torch.zeros(batch.shape, device=batch.actions.device)

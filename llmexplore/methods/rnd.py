@@ -11,16 +11,17 @@ are the family's (``EnvFamily.novelty_keys``).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import gymnasium as gym
-import torch
 from pydantic import Field
 
 from llmexplore.envs.registry import find_family
-from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch
-from llmexplore.methods.common import ObservationFeatures, RunningMeanStd, flat_batch, is_image
+from llmexplore.methods.base import IntrinsicReward, MethodContext, MethodOptions, RewardBatch, no_grad
 from llmexplore.methods.registry import register_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import torch
 
 
 def novelty_keys(family: str) -> tuple[str, ...]:
@@ -45,6 +46,10 @@ class RND(IntrinsicReward):
     Options = RNDOptions
 
     def __init__(self, options: RNDOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        import torch
+
+        from llmexplore.methods.common import ObservationFeatures, RunningMeanStd
+
         super().__init__(options, context, obs_space)
         self.keys = self.needed_keys(context.task, options) or tuple(obs_space.spaces)
         spaces = {k: obs_space.spaces[k] for k in self.keys}
@@ -64,27 +69,35 @@ class RND(IntrinsicReward):
 
     @staticmethod
     def _stat_shape(space: gym.spaces.Box) -> tuple[int, ...]:
+        from llmexplore.methods.common import is_image
+
         # images: one statistic per channel; vectors and maps: one per element
         return (space.shape[-1],) if is_image(space) else tuple(space.shape)
 
     def _normalized(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        from llmexplore.methods.common import flat_batch
+
         inputs = flat_batch(obs, self.keys)
         return {k: self.obs_stats[k].normalize(v, self.options.obs_clip).float() for k, v in inputs.items()}
 
     def _errors(self, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return (self.predictor(inputs) - self.target(inputs)).pow(2).mean(dim=1)
 
-    @torch.no_grad()
+    @no_grad
     def prediction_error(self, batch: RewardBatch) -> torch.Tensor:
         """Raw squared prediction error per transition, [N, T]."""
         n, t = batch.shape
         return self._errors(self._normalized(batch.next_obs)).reshape(n, t)
 
-    @torch.no_grad()
+    @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         return self.prediction_error(batch) / self.error_stats.std.float()
 
     def update(self, batch: RewardBatch) -> dict[str, float]:
+        import torch
+
+        from llmexplore.methods.common import flat_batch
+
         raw = flat_batch(batch.next_obs, self.keys)
         for key, value in raw.items():
             self.obs_stats[key].update(value.reshape(-1, *self.obs_stats[key].mean.shape))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from pathlib import Path
 from typing import Callable
 
 from llmexplore.agents.training import train
+from llmexplore.agents.run_settings import RunSettings
 from llmexplore.benchmarks.spec import RunSpec, resolve
 
 
@@ -43,7 +43,7 @@ def training_rate(method: str, task: str, steps: int, warmup_fraction: float = 0
     resolved = resolve(spec)
     timeline = _Timeline()
     with tempfile.TemporaryDirectory() as tmp:
-        result = train(resolved.settings(Path(tmp)), resolved.train, resolved.budget, timeline)
+        result = train(RunSettings.of(resolved, tmp), timeline)
     assert result.status == "complete", result
     points = [(t, s) for t, s in timeline.points if s >= warmup_fraction * steps]
     (t0, s0), (t1, s1) = points[0], points[-1]

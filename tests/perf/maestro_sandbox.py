@@ -27,8 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
+from llmexplore.agents.config import TrainConfig  # noqa: E402
+from llmexplore.agents.resolved_run import ResolvedRun  # noqa: E402
 from llmexplore.agents.run_settings import RunSettings  # noqa: E402
 from llmexplore.agents.sf_env import build_env  # noqa: E402
+from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.lm.oracle import OracleLM  # noqa: E402
 from llmexplore.lm.oracle.maestro import REFERENCE_DIR  # noqa: E402
 from llmexplore.methods.maestro.checking import check_code, probe_inputs  # noqa: E402
@@ -97,18 +100,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         generate_code(tmp, OracleLM(), skill_targets() + [training_target()])
-        base = RunSettings(
-            task="nethack:score", method="none", seed=0, run_dir=tmp, ext_coef=1.0, int_coef=0.0
-        )
-        maestro = RunSettings(
-            task="nethack:score",
-            method="maestro",
-            seed=0,
-            run_dir=tmp,
-            ext_coef=0.0,
-            int_coef=0.1,
-            method_options={"reward_models": "unused", "code": tmp},
-        )
+        base = _env_settings("none", tmp, {})
+        maestro = _env_settings("maestro", tmp, {"reward_models": "unused", "code": tmp})
         for label, settings in (("none", base), ("maestro", maestro)):
             env = build_env(settings)
             try:
@@ -116,6 +109,15 @@ def main() -> None:
             finally:
                 env.close()
             print(f"env step with method {label:8s}: {us:7.1f} us ({1e6 / us:,.0f} steps/s in one process)")
+
+
+def _env_settings(method: str, run_dir: str, options: dict) -> RunSettings:
+    """A NetHack Score run made by hand, enough to build its env (maestro's reward models are never read)."""
+    run = ResolvedRun(method=method, task="nethack:score", seed=0, steps=10_000, ext_coef=1.0, int_coef=0.0,
+                      method_options=options, train=TrainConfig().resolved("nethack"), lm=LMConfig(),
+                      label=method,
+                      encoder="nethack", policy_keys=("skill",) if method == "maestro" else ())
+    return RunSettings.of(run, run_dir)
 
 
 def _time(fn) -> float:

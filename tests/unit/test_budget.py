@@ -44,3 +44,19 @@ def test_overshoot_note():
     note = overshoot_note(4000, 4096, 512)
     assert note["env_steps"] == 96 and note["batch_size"] == 512 and "one batch" in note["why"]
     assert "batches" in overshoot_note(4000, 5120, 512)["why"]
+
+
+def test_one_rule_for_run_and_grid_files_names_the_setting_where_it_is_set():
+    from llmexplore.benchmarks.budget import GRID_STEPS, choose_steps, steps_of
+
+    task = get_task("nethack:score")
+    assert choose_steps("published", task) == 2_000_000_000
+    assert choose_steps("published", task, spelling=GRID_STEPS) == 2_000_000_000
+    assert choose_steps(None, get_task("crafter:reward")) == 1_000_000
+    with pytest.raises(ConfigError) as caught:
+        steps_of({"task": "nethack:score"}, GRID_STEPS)
+    assert "no steps given" in str(caught.value) and "steps: published" in caught.value.hint
+    assert "--steps" not in str(caught.value)
+    # more rollout processes make the published budget shorter here: 24 x 1,300 env steps/s is under a day
+    assert steps_of({"task": "nethack:score", "train": {"num_workers": 24}}) == 2_000_000_000
+    assert steps_of({"task": "no:such-task", "steps": None}) is None  # the spec check reports the task

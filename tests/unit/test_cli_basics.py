@@ -45,6 +45,10 @@ def test_piped_tables_keep_whole_rows():
     (["schema"], ("torch", "sample_factory", "pandas", "matplotlib")),
     (["leaderboard", "--help"], ("torch", "sample_factory", "pandas", "matplotlib")),
     (["run", "--help"], ("torch", "sample_factory", "pandas", "matplotlib")),
+    # listings and checking a grid read names, options and checks: no RL engine, no simulator
+    (["envs"], ("torch", "sample_factory", "nle", "crafter")),
+    (["methods"], ("torch", "sample_factory", "nle", "crafter")),
+    (["grid", str(REPO / "configs" / "quickstart.yaml"), "--dry-run"], ("torch", "sample_factory")),
 ])
 def test_light_commands_import_no_heavy_modules(argv, heavy):
     """Start-up stays short: these commands never import torch, sample-factory or pandas."""

@@ -147,9 +147,9 @@ def test_motif_grid_has_the_published_coefficients_and_steering_models(tmp_path,
     resolved = {c.id: resolve(c.spec) for c in grid.cells}
     assert len(resolved) == 3 * (6 + 2 + 3)
     for cell_id, run in resolved.items():
-        assert run.method.name == "motif" and run.int_coef == 0.1
+        assert run.method == "motif" and run.int_coef == 0.1
         label, task, _ = cell_id.split("/")
-        model = run.options.reward_model
+        model = run.method_options["reward_model"]
         if label == "motif":
             assert run.ext_coef == (0.1 if task == "nethack:score" else 10.0)
             assert model == "models/motif/defaultgoal-default"
@@ -161,3 +161,45 @@ def test_motif_grid_has_the_published_coefficients_and_steering_models(tmp_path,
             assert goal in ("combat", "gold", "stairs") and task == "nethack:score" and run.ext_coef == 0.1
             assert model == f"models/motif/{goal}-default"
     assert {c.spec.seed for c in grid.cells} == {0, 1, 2}
+
+
+def test_a_missing_budget_of_days_asks_for_steps_like_the_run_command(tmp_path):
+    """Grid files follow `llmexplore run`'s budget rule (budget.choose_steps): no steps on NetHack (2 billion
+    env steps, weeks here) is an error naming the fix; Crafter's published million is taken; `published`
+    asks for the published budget by name."""
+    with pytest.raises(ConfigError) as caught:
+        load_grid(write(tmp_path, """
+            name: g
+            set: {method: none}
+            tied:
+              - {task: crafter:reward-free}
+              - {task: nethack:score}
+        """), out_dir=tmp_path / "out")
+    message = str(caught.value)
+    assert "grid.yaml:5: cell nethack:score: no steps given" in message and "2,000,000,000" in message
+    assert "steps: N" in message and "steps: published" in message and "crafter" not in message
+
+    grid = load_grid(write(tmp_path, """
+        name: g
+        set: {method: none}
+        tied:
+          - {task: crafter:reward-free}
+          - {task: nethack:score, steps: published}
+          - {task: nethack:oracle, steps: 4096}
+    """), out_dir=tmp_path / "out")
+    assert [c.spec.steps for c in grid.cells] == [1_000_000, 2_000_000_000, 4096]
+
+
+def test_suite_steps_may_name_the_published_budget(tmp_path):
+    grid = load_grid(write(tmp_path, """
+        name: g
+        suite: {steps: published, tasks: [nethack:score, crafter:reward]}
+        set: {method: none}
+    """), out_dir=tmp_path / "out")
+    assert {c.spec.task: c.spec.steps for c in grid.cells} == {"nethack:score": 2_000_000_000,
+                                                              "crafter:reward": 1_000_000}
+    with pytest.raises(ConfigError, match="steps must be a positive whole number"):
+        load_grid(write(tmp_path, """
+            name: g
+            set: {method: none, task: crafter:reward, steps: lots}
+        """), out_dir=tmp_path / "out")

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from llmexplore.agents.config import TrainConfig
+from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_env import build_env
 from llmexplore.benchmarks.spec import RunSpec, resolve
@@ -16,6 +18,7 @@ from llmexplore.envs.base import EPISODE_STATS_KEY
 from llmexplore.envs.nethack.text import encode_message
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY
 from llmexplore.errors import ConfigError, DataError
+from llmexplore.lm.config import LMConfig
 from llmexplore.lm.oracle import OracleLM
 from llmexplore.methods import RewardBatch, get_method
 from llmexplore.methods.maestro.codegen import generate_code, skill_targets, training_target
@@ -45,18 +48,15 @@ def reward_dir(tmp_path_factory) -> tuple[Path, dict[str, dict[str, float]]]:
     return root, z
 
 
-def settings(code: Path, rewards: Path | str = "unused", **options) -> RunSettings:
-    return RunSettings(
-        task="nethack:score",
-        method="maestro",
-        seed=3,
-        run_dir=".",
-        ext_coef=0.0,
-        int_coef=0.1,
-        method_options={"reward_models": str(rewards), "code": str(code), **options},
-        encoder="nethack",
-        policy_keys=("skill",),
-    )
+def settings(code: Path, rewards: Path | str = "unused", run_dir: Path | str = ".", ext_coef: float = 0.0,
+             int_coef: float = 0.1, **options) -> RunSettings:
+    """A resolved maestro run made by hand (its reward models need not exist, as resolving would check)."""
+    run = ResolvedRun(method="maestro", task="nethack:score", seed=3, steps=10_000, ext_coef=ext_coef,
+                      int_coef=int_coef,
+                      method_options={"reward_models": str(rewards), "code": str(code), **options},
+                      train=TrainConfig(envs_per_worker=2, batch_size=64).resolved("nethack"), lm=LMConfig(),
+                      label="maestro", encoder="nethack", policy_keys=("skill",))
+    return RunSettings.of(run, run_dir)
 
 
 def play(env, steps: int, seed: int = 0):
@@ -293,7 +293,6 @@ def test_the_learner_ends_returns_where_a_skill_hands_over_and_keeps_the_recurre
     from sample_factory.algo.utils.model_sharing import ParameterServer
     from sample_factory.algo.utils.shared_buffers import alloc_trajectory_tensors
 
-    from llmexplore.agents.config import TrainConfig
     from llmexplore.agents.learner import IntrinsicLearner
     from llmexplore.agents.training import build_sf_config, register_components
 
@@ -310,11 +309,8 @@ def test_the_learner_ends_returns_where_a_skill_hands_over_and_keeps_the_recurre
     register_components()
     advantages = {}
     for returns in ("activation", "episode"):
-        run = RunSettings(task="nethack:score", method="maestro", seed=3, run_dir=str(tmp_path / returns),
-                          ext_coef=1.0, int_coef=0.0, encoder="nethack", policy_keys=("skill",),
-                          method_options={"reward_models": str(rewards), "code": str(code),
-                                          "returns": returns})
-        cfg = build_sf_config(run, TrainConfig(envs_per_worker=2, batch_size=64).resolved("nethack"), 10_000)
+        run = settings(code, rewards, run_dir=tmp_path / returns, ext_coef=1.0, int_coef=0.0, returns=returns)
+        cfg = build_sf_config(run)
         env = build_env(run)
         try:
             env_info = extract_env_info(env, cfg)

@@ -16,20 +16,20 @@ TASKS = {"nethack:score-extended", "nethack:oracle-extended", "nethack:staircase
 def test_oni_grid_has_the_published_tasks_and_coefficients(tmp_path):
     grid = load_grid(REPO / "configs" / "oni.yaml", tmp_path)
     cells = [resolve(c.spec, check_parent=False) for c in grid.cells]
-    assert {r.task.name for r in cells} == TASKS  # the 28-action tasks, as in the paper
-    assert {r.spec.method for r in cells} == ONI | {"none"}
+    assert {r.task for r in cells} == TASKS  # the 28-action tasks, as in the paper
+    assert {r.method for r in cells} == ONI | {"none"}
     for r in cells:
-        assert r.int_coef == (0.4 if r.spec.method in ONI else 0.0)
+        assert r.int_coef == (0.4 if r.method in ONI else 0.0)
         if r.label.endswith("-reward-free"):
-            assert r.task.name == "nethack:score-extended" and r.ext_coef == 0.0 and r.spec.method in ONI
-        elif r.task.name == "nethack:score-extended":
+            assert r.task == "nethack:score-extended" and r.ext_coef == 0.0 and r.method in ONI
+        elif r.task == "nethack:score-extended":
             assert r.ext_coef == 0.1
         else:
             assert r.ext_coef == 10.0
-    reward_free = {r.spec.method for r in cells if r.ext_coef == 0.0}
+    reward_free = {r.method for r in cells if r.ext_coef == 0.0}
     assert reward_free == ONI
     # every ONI method on every task, with and without reward, on the same seeds
-    seeds = {r.spec.seed for r in cells}
+    seeds = {r.seed for r in cells}
     for method in ONI:
-        assert {(r.task.name, r.spec.seed) for r in cells if r.spec.method == method and r.ext_coef > 0} == \
+        assert {(r.task, r.seed) for r in cells if r.method == method and r.ext_coef > 0} == \
             {(t, s) for t in TASKS for s in seeds}

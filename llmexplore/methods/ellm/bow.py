@@ -19,11 +19,10 @@ the reset observation at episode ends, like ELLM's; see ``wrapper``).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import gymnasium as gym
 import numpy as np
-import torch
 from pydantic import Field
 
 from llmexplore.errors import ConfigError
@@ -31,6 +30,9 @@ from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext
 from llmexplore.methods.ellm.embedding import resolve_model_path
 from llmexplore.methods.ellm.word_vectors import WordPieceVectors, cosine
 from llmexplore.methods.registry import register_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 REWARD_KEY = "ellm_bow_reward"
 MESSAGE_KEY = "message"

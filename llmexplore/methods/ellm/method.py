@@ -31,10 +31,9 @@ Where we differ from the published code (github.com/yuqingd/ellm):
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import gymnasium as gym
-import torch
 from pydantic import Field
 
 from llmexplore.envs.base import TaskSpec
@@ -43,6 +42,9 @@ from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext
 from llmexplore.methods.ellm.embedding import resolve_model_path
 from llmexplore.methods.ellm.wrapper import GOAL_KEY, REWARD_KEY
 from llmexplore.methods.registry import register_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 #: the question each supported family asks, and the observation keys its wrapper reads
 QUESTIONS = {"crafter": "ellm_goals", "housekeep": "housekeep_placement"}

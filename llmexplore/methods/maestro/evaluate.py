@@ -14,7 +14,6 @@ instead (our earlier measure).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -81,12 +80,12 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     if settings.method != "maestro":
         raise ConfigError(f"{run_dir} was trained with method '{settings.method}', not 'maestro'",
                           hint="evaluate a run made with `llmexplore run --method maestro`")
-    options = dict(settings.method_options)
+    options = dict(settings.run.method_options)
     code_dir = Path(code or options["code"]).expanduser()
     if not code_dir.is_dir():
         raise ConfigError(f"code folder {code_dir} does not exist", hint="pass --code DIR")
     entry = ensure_task_policy(code_dir, task, lm or LMConfig())
-    eval_settings = dataclasses.replace(settings, task=task.task, method_options={
+    eval_settings = settings.with_run(task=task.task, method_options={
         **options, "code": str(code_dir), "policy": TASK_PREFIX + task.name})
     env = build_env(eval_settings)
     try:

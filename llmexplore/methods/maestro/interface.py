@@ -31,9 +31,6 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 import numpy as np
-from nle import nethack
-
-from llmexplore.envs.nethack.text import decode_message
 
 #: NLE's bottom-line stats in order (blstats index -> name)
 BLSTAT_NAMES = (
@@ -108,8 +105,12 @@ _SOLD = re.compile(r"\bYou sold\b")
 _ALTAR_TEST = re.compile(r"\b(?:black|amber) flash\b|\blands on the altar\b")
 
 
+@lru_cache(maxsize=1)
 def _glyph_table() -> np.ndarray:
-    """glyph -> feature index (or -1), for one vectorised count per step."""
+    """glyph -> feature index (or -1), for one vectorised count per step (built on first use: listing
+    methods or checking a grid imports no NLE)."""
+    from nle import nethack
+
     table = np.full(nethack.MAX_GLYPH + 1, -1, dtype=np.int16)
     index = {name: i for i, name in enumerate(FEATURE_NAMES)}
     table[nethack.GLYPH_OBJ_OFF:nethack.GLYPH_CMAP_OFF] = index["objects"]
@@ -127,13 +128,10 @@ def _glyph_table() -> np.ndarray:
     return table
 
 
-_TABLE = _glyph_table()
-
-
 def feature_counts(glyphs: np.ndarray, agent: tuple[int, int] | None = None, under: int = -1) -> dict[str, int]:
     """Counts per feature; ``agent`` (row, column) counts as ``under`` (a feature index, -1 for
     nothing), not as the agent's own glyph (a monster)."""
-    ids = _TABLE[np.asarray(glyphs, dtype=np.int64)]
+    ids = _glyph_table()[np.asarray(glyphs, dtype=np.int64)]
     if agent is not None and 0 <= agent[0] < ids.shape[0] and 0 <= agent[1] < ids.shape[1]:
         ids[agent] = under
     counts = np.bincount(ids[ids >= 0], minlength=len(FEATURE_NAMES))
@@ -154,6 +152,10 @@ class GroundMemory:
     """
 
     def __init__(self) -> None:
+        from nle import nethack
+
+        #: blstats indices of dungeon, level, row and column
+        self._where_fields = (nethack.NLE_BL_DNUM, nethack.NLE_BL_DLEVEL, nethack.NLE_BL_Y, nethack.NLE_BL_X)
         self.reset()
 
     def reset(self) -> None:
@@ -162,13 +164,13 @@ class GroundMemory:
         self._where: tuple[int, int, int, int] | None = None  # dungeon, level, row, column
 
     def update(self, glyphs: np.ndarray, blstats: np.ndarray) -> int:
-        where = (int(blstats[nethack.NLE_BL_DNUM]), int(blstats[nethack.NLE_BL_DLEVEL]),
-                 int(blstats[nethack.NLE_BL_Y]), int(blstats[nethack.NLE_BL_X]))
+        dnum, dlevel, row, column = self._where_fields
+        where = (int(blstats[dnum]), int(blstats[dlevel]), int(blstats[row]), int(blstats[column]))
         last = self._where
         if last is None or last[:2] != where[:2]:
             self.under = -1
         elif last[2:] != where[2:] and self._glyphs is not None:
-            feature = int(_TABLE[int(self._glyphs[where[2], where[3]])])
+            feature = int(_glyph_table()[int(self._glyphs[where[2], where[3]])])
             self.under = feature if feature >= 0 and _GROUND[feature] else -1
         self._glyphs = np.array(glyphs, copy=True)
         self._where = where
@@ -216,6 +218,8 @@ def game_view(message: np.ndarray, blstats: np.ndarray, glyphs: np.ndarray,
               inv_strs: np.ndarray, ground: GroundMemory | None = None) -> dict[str, Any]:
     """The game part of ``obs`` (no skill or episode fields) from NLE arrays; ``ground`` (updated
     here) knows what lies under the agent, else nothing is taken to."""
+    from llmexplore.envs.nethack.text import decode_message
+
     stats = [int(v) for v in np.asarray(blstats).tolist()]
     view: dict[str, Any] = dict(zip(BLSTAT_NAMES, stats))
     view["message"] = decode_message(message)

@@ -39,17 +39,22 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-import gymnasium as gym
 import numpy as np
-import torch
 from pydantic import Field, field_validator
 
 from llmexplore.envs.base import ENV_UID_KEY, TaskSpec
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
-from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import (
+    CheckContext,
+    IntrinsicReward,
+    MethodContext,
+    MethodOptions,
+    RewardBatch,
+    no_grad,
+)
 from llmexplore.methods.maestro.codegen import TRAINING
 from llmexplore.methods.maestro.interface import RAW_KEYS
 from llmexplore.methods.maestro.program import SkillProgram
@@ -57,9 +62,12 @@ from llmexplore.methods.maestro.sandbox import Limits
 from llmexplore.methods.maestro.skills import SKILLS, check_skills
 from llmexplore.methods.maestro.wrapper import SKILL_KEY, SKILL_STARTED_KEY, SkillWrapper
 from llmexplore.methods.motif.artifacts import check_reward_model_dir
-from llmexplore.methods.motif.scorer import RewardScorer
 from llmexplore.methods.registry import register_method
 from llmexplore.methods.segments import SegmentSums
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import torch
 
 
 class MaestroOptions(MethodOptions):
@@ -110,6 +118,8 @@ class MaestroMotif(IntrinsicReward):
     Options = MaestroOptions
 
     def __init__(self, options: MaestroOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        from llmexplore.methods.motif.scorer import RewardScorer
+
         super().__init__(options, context, obs_space)
         self.skills = tuple(options.skills)
         self.scorers = [RewardScorer(str(reward_model_dir(options, s)), self.device, options.eps_quantile,
@@ -162,10 +172,12 @@ class MaestroMotif(IntrinsicReward):
             raise ConfigError(f"maestro needs the observation key '{SKILL_KEY}' added by its env wrapper")
         return batch.current_obs[SKILL_KEY].argmax(dim=-1)
 
-    @torch.no_grad()
+    @no_grad
     def scored(self, batch: RewardBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(r_int, r_hat, skill index), each [N, T]: the reward, the raw z-scored model output of the
         acting skill's model, and which skill acted."""
+        import torch
+
         n, t = batch.shape
         nxt = batch.next_obs
         if EPISODIC_MESSAGE_COUNT_KEY not in nxt:
@@ -198,7 +210,7 @@ class MaestroMotif(IntrinsicReward):
             return None
         return self.activation_ends(batch) & ~batch.dones.bool()
 
-    @torch.no_grad()
+    @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         started = time.perf_counter()
         r_int, r_hat, skill = self.scored(batch)

@@ -24,14 +24,17 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import torch
 
 from llmexplore.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text
 from llmexplore.errors import ConfigError
-from llmexplore.methods.motif.model import ARCHITECTURE, MotifRewardModel
+
+if TYPE_CHECKING:  # pragma: no cover (torch loads where weights are read or written, not to check a folder)
+    import torch
+
+    from llmexplore.methods.motif.model import MotifRewardModel
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.csv"
@@ -47,6 +50,8 @@ FORMAT_VERSION = 1
 
 
 def save_torch(path: Path, obj: Any) -> None:
+    import torch
+
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     atomic_write_bytes(path, buffer.getvalue())
@@ -79,6 +84,8 @@ def interpolate_quantile(table: Sequence[tuple[float, float]], q: float) -> floa
 def save_reward_model(out: Path, model: MotifRewardModel, mean: float, var: float, count: int,
                       unique_messages: int, z_unique: np.ndarray, summary: dict[str, Any]) -> str:
     """Write weights, stats and quantiles, then the manifest (the completeness marker)."""
+    from llmexplore.methods.motif.model import ARCHITECTURE
+
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     save_torch(out / WEIGHTS_FILE, {"format": FORMAT_VERSION, "architecture": ARCHITECTURE, "state_dict": state})
     atomic_write_json(out / STATS_FILE, {"mean": mean, "var": var, "std": float(np.sqrt(var)),
@@ -118,6 +125,10 @@ def check_reward_model_dir(path: str | Path) -> Path:
 
 
 def load_reward_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedRewardModel:
+    import torch
+
+    from llmexplore.methods.motif.model import ARCHITECTURE, MotifRewardModel
+
     path = check_reward_model_dir(path)
     try:
         manifest = json.loads((path / MANIFEST_FILE).read_text())

@@ -13,7 +13,6 @@ most likely action instead. The network runs on one CPU thread.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -35,7 +34,7 @@ class CheckpointPolicy:
         self.policy = policy
         trained_on = policy.settings.task
         self.task = get_task(task).name if task else trained_on
-        self.settings = replace(policy.settings, task=self.task)
+        self.settings = policy.settings.with_run(task=self.task)
         self.greedy = greedy
         self.obs_keys: tuple[str, ...] = policy.obs_keys
         self.generator = torch.Generator().manual_seed(int(seed))

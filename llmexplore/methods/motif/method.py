@@ -23,19 +23,27 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import gymnasium as gym
 import numpy as np
-import torch
 from pydantic import Field
 
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
-from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import (
+    CheckContext,
+    IntrinsicReward,
+    MethodContext,
+    MethodOptions,
+    RewardBatch,
+    no_grad,
+)
 from llmexplore.methods.motif.artifacts import check_reward_model_dir
-from llmexplore.methods.motif.scorer import RewardScorer
 from llmexplore.methods.registry import register_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import torch
 
 
 class MotifOptions(MethodOptions):
@@ -54,6 +62,8 @@ class Motif(IntrinsicReward):
     Options = MotifOptions
 
     def __init__(self, options: MotifOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        from llmexplore.methods.motif.scorer import RewardScorer
+
         super().__init__(options, context, obs_space)
         self.scorer = RewardScorer(options.reward_model, self.device, options.eps_quantile,
                                    options.cache_size)
@@ -76,7 +86,7 @@ class Motif(IntrinsicReward):
         return EpisodicMessageCount(env)
 
     # -- learner side ----------------------------------------------------------------------
-    @torch.no_grad()
+    @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         started = time.perf_counter()
         n, t = batch.shape

@@ -40,26 +40,32 @@ import hashlib
 import json
 import time
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
 
-import gymnasium as gym
 import numpy as np
-import torch
 from pydantic import Field
 
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.lm.questions import MotifPreference, OniClassification, Question
-from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
-from llmexplore.methods.common import RunningMeanStd
+from llmexplore.methods.base import (
+    CheckContext,
+    IntrinsicReward,
+    MethodContext,
+    MethodOptions,
+    RewardBatch,
+    no_grad,
+)
 from llmexplore.methods.oni.background import BackgroundTrainer
-from llmexplore.methods.oni.captions import CaptionVocabulary
-from llmexplore.methods.oni.classifier import ClassifierModel
 from llmexplore.methods.oni.labeler import OnlineLabeler
-from llmexplore.methods.oni.online_model import OnlineRewardModel
-from llmexplore.methods.oni.ranking import CaptionReservoir, RankingModel
 from llmexplore.methods.oni.schedule import TrainingSchedule
 from llmexplore.methods.registry import register_method
+
+if TYPE_CHECKING:  # pragma: no cover (the models load torch, in the learner only)
+    import gymnasium as gym
+    import torch
+
+    from llmexplore.methods.oni.online_model import OnlineRewardModel
 
 STATE_FORMAT = "oni-state-v1"
 #: label codes of the retrieval table besides the LM's 0 / 1
@@ -116,6 +122,7 @@ class _Oni(IntrinsicReward):
     def __init__(self, options: OniOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         super().__init__(options, context, obs_space)
         from llmexplore.lm.backends import parse_lm_config
+        from llmexplore.methods.oni.captions import CaptionVocabulary
 
         lm = parse_lm_config(dict(context.lm), "the run's LM settings")
         self.vocab = CaptionVocabulary()
@@ -142,8 +149,10 @@ class _Oni(IntrinsicReward):
         return EpisodicMessageCount(env)
 
     # -- learner side ------------------------------------------------------------------------------
-    @torch.no_grad()
+    @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        import torch
+
         started = time.perf_counter()
         n, t = batch.shape
         nxt = batch.next_obs
@@ -376,6 +385,10 @@ class OniClassificationMethod(_OnlineModel, OniRetrieval):
     Options = ClassificationOptions
 
     def __init__(self, options: ClassificationOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        import torch
+
+        from llmexplore.methods.oni.classifier import ClassifierModel
+
         super().__init__(options, context, obs_space)
         with torch.random.fork_rng(devices=[]):  # seeded weights without touching the policy's random stream
             torch.manual_seed(context.seed)
@@ -415,6 +428,11 @@ class OniRanking(_OnlineModel, _Oni):
     Options = RankingOptions
 
     def __init__(self, options: RankingOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        import torch
+
+        from llmexplore.methods.common import RunningMeanStd
+        from llmexplore.methods.oni.ranking import CaptionReservoir, RankingModel
+
         super().__init__(options, context, obs_space)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(context.seed)
@@ -451,6 +469,8 @@ class OniRanking(_OnlineModel, _Oni):
 
     def request(self, distinct: np.ndarray, inverse: np.ndarray, valid: np.ndarray, values: np.ndarray) -> None:
         if self.model.trained:
+            import torch
+
             self.stats.update(torch.from_numpy(values[inverse][valid]))
         self.reservoir.add(distinct[inverse][:: self.options.subsample], self.rng)
         pairs: list[tuple[str, str]] = []

@@ -1,0 +1,99 @@
+"""The resolved run: one (method, task, seed, budget) cell, every default filled in and every name checked.
+
+``benchmarks/spec.py`` makes it once from a run spec (``resolve``), the cell writes it to the run folder
+(``resolved.json``) and from then on it is read as is: by the cell, by every sample-factory process
+(``cfg.llmexplore`` carries it, ``run_settings.py``) and by the method (``MethodContext``). Nothing
+downstream fills in a default again, so what the folder says is what ran.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from llmexplore.agents.checkpoints import POLICY_PARTS
+from llmexplore.agents.config import TrainConfig
+from llmexplore.atomic import atomic_write_text
+from llmexplore.errors import ConfigError
+from llmexplore.lm.config import LMConfig
+
+#: the resolved run's file in a run folder (beside the grid's ``spec.yaml``, when a grid wrote one)
+RESOLVED_FILE = "resolved.json"
+#: fields that describe the run as a user wrote it (a run spec's fields); the rest are what the engine adds
+SPEC_FIELDS = ("method", "task", "seed", "steps", "ext_coef", "int_coef", "method_options", "train", "lm",
+               "parent", "label")
+
+
+class ParentSpec(BaseModel):
+    """Fine-tuning: start from another run's policy (fresh optimizer)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_dir: str
+    checkpoint: str | None = Field(None, description="a checkpoint file; default: the parent's latest")
+    reset: list[str] = Field(default_factory=list,
+                             description=f"parts to re-initialise: {sorted(POLICY_PARTS)}")
+
+
+class ResolvedRun(BaseModel):
+    """A run spec's fields, each with its final value, plus the network the engine builds for it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    method: str
+    task: str
+    seed: int
+    steps: int = Field(description="the env-step budget")
+    ext_coef: float
+    int_coef: float
+    method_options: dict[str, Any] = Field(description="every option of the method, defaults included")
+    train: TrainConfig = Field(description="resolved: the family's defaults and the preset filled in")
+    lm: LMConfig
+    parent: ParentSpec | None = Field(None, description="with the parent checkpoint chosen")
+    label: str
+    encoder: str = Field(description="the policy network's encoder (agents/encoders.py)")
+    policy_keys: tuple[str, ...] = Field(description="observation keys the method adds for the policy")
+
+    # -- what the engine reads ---------------------------------------------------------------------
+    @property
+    def budget(self) -> int:
+        return self.steps
+
+    @property
+    def device(self) -> str:
+        """The torch device of training: ``cuda`` or ``cpu``."""
+        return "cuda" if self.train.device == "gpu" else "cpu"
+
+    @property
+    def init_checkpoint(self) -> str | None:
+        return self.parent.checkpoint if self.parent else None
+
+    @property
+    def reset_parts(self) -> tuple[str, ...]:
+        return tuple(self.parent.reset) if self.parent else ()
+
+    def spec_dict(self) -> dict[str, Any]:
+        """The run spec's fields with their final values: the record's ``spec`` (a resumption matches it)."""
+        return self.model_dump(mode="json", include=set(SPEC_FIELDS))
+
+    # -- the run folder ------------------------------------------------------------------------------
+    def write(self, run_dir: str | Path) -> Path:
+        path = Path(run_dir) / RESOLVED_FILE
+        atomic_write_text(path, self.model_dump_json(indent=2) + "\n")
+        return path
+
+    @classmethod
+    def read(cls, run_dir: str | Path) -> "ResolvedRun | None":
+        """The run folder's resolved run; None when it has none (a new folder, or one of an older version)."""
+        path = Path(run_dir) / RESOLVED_FILE
+        if not path.is_file():
+            return None
+        try:
+            return cls.model_validate(json.loads(path.read_text()))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            raise ConfigError(f"{path} is not a resolved run written by llmexplore: {exc}",
+                              hint="delete it: rerunning the cell's command resolves its spec again",
+                              ) from None
