@@ -90,10 +90,10 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.benchmarks.budget import steps_of
-        from llmexplore.benchmarks.cell import run_cell
-        from llmexplore.benchmarks.runners.launch import honour_parent_death, stop_on_sigterm
-        from llmexplore.benchmarks.spec import RunSpec
+        from llmexplore.benchmarks.run.budget import steps_of
+        from llmexplore.benchmarks.run.cell import run_cell
+        from llmexplore.benchmarks.grids.runners.launch import honour_parent_death, stop_on_sigterm
+        from llmexplore.benchmarks.run.spec import RunSpec
 
         stop_on_sigterm()  # schedulers stop jobs with SIGTERM: checkpoint as on Ctrl-C
         honour_parent_death()  # started by a remote launcher: do not outlive it
@@ -204,7 +204,7 @@ def _methods(p: argparse.ArgumentParser) -> Handler:
 @command("schema", "print the JSON Schema of run records")
 def _schema(p: argparse.ArgumentParser) -> Handler:
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.benchmarks.record import json_schema
+        from llmexplore.benchmarks.run.record import json_schema
 
         print(json.dumps(json_schema(), indent=2))
         return 0
@@ -291,7 +291,7 @@ def _load_command_modules() -> None:
 COMMAND_MODULES: list[str] = [
     "llmexplore.benchmarks.cli",
     "llmexplore.data.cli",
-    "llmexplore.benchmarks.eval_cli",
+    "llmexplore.benchmarks.evaluation.cli",
     "llmexplore.lm.cli",
     "llmexplore.methods.motif.cli",
     "llmexplore.methods.maestro.cli",

@@ -1,6 +1,6 @@
 """The resolved run: one (method, task, seed, budget) cell, every default filled in and every name checked.
 
-``benchmarks/spec.py`` makes it once from a run spec (``resolve``), the cell writes it to the run folder
+``benchmarks/run/spec.py`` makes it once from a run spec (``resolve``), the cell writes it to the run folder
 (``resolved.json``) and from then on it is read as is: by the cell, by every sample-factory process
 (``cfg.llmexplore`` carries it, ``run_settings.py``) and by the method (``MethodContext``). Nothing
 downstream fills in a default again, so what the folder says is what ran.

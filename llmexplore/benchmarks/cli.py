@@ -16,8 +16,8 @@ from llmexplore.errors import ConfigError
 
 def backend_options(name: str, grid, cli_options: dict[str, Any]) -> dict[str, Any]:
     """The grid file's section for this backend, overridden key by key by ``-b key=value``; validated."""
-    from llmexplore.benchmarks.backend_options import parse_options
-    from llmexplore.benchmarks.runners import BACKENDS
+    from llmexplore.benchmarks.grids.backend_options import parse_options
+    from llmexplore.benchmarks.grids.runners import BACKENDS
 
     if name not in BACKENDS:
         raise ConfigError(f"unknown backend '{name}'", hint=f"valid backends: {', '.join(sorted(BACKENDS))}")
@@ -27,7 +27,7 @@ def backend_options(name: str, grid, cli_options: dict[str, Any]) -> dict[str, A
 
 
 def make_backend(name: str, jobs: int | None, options: dict[str, Any], grid=None):
-    from llmexplore.benchmarks.runners import BACKENDS
+    from llmexplore.benchmarks.grids.runners import BACKENDS
 
     merged = backend_options(name, grid, options)
     module, cls = BACKENDS[name].split(":")
@@ -38,7 +38,7 @@ def build_leaderboard_reporting(*args: Any, **kwargs: Any) -> dict[str, Path]:
     """build_leaderboard, its warnings (e.g. cells with one seed) printed as one plain line each."""
     import warnings
 
-    from llmexplore.benchmarks.leaderboard import build_leaderboard
+    from llmexplore.benchmarks.results.leaderboard import build_leaderboard
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -75,8 +75,8 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--quiet", action="store_true")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.benchmarks.grid import load_grid
-        from llmexplore.benchmarks.runners import GridRunner, GridView
+        from llmexplore.benchmarks.grids.grid_file import load_grid
+        from llmexplore.benchmarks.grids.runners import GridRunner, GridView
 
         if args.jobs is not None and args.jobs < 1:
             raise ConfigError("--jobs must be at least 1")

@@ -30,7 +30,7 @@ def _lm_options(p: argparse.ArgumentParser) -> None:
 def _lm_config(args: argparse.Namespace) -> Any:
     from pydantic import ValidationError
 
-    from llmexplore.benchmarks.spec import format_validation_error
+    from llmexplore.benchmarks.run.spec import format_validation_error
     from llmexplore.lm.config import LMConfig
 
     data: dict[str, Any] = {}

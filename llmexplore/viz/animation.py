@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from llmexplore.errors import ConfigError, require
-from llmexplore.viz.plots import RewardPlot
+from llmexplore.viz.reward_plot import RewardPlot
 from llmexplore.viz.screens import BACKGROUND, monospace_font, text_panel
 
 FORMATS = ("gif", "mp4")

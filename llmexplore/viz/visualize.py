@@ -17,15 +17,15 @@ import numpy as np
 from llmexplore.agents.policy import Policy, load_policy
 from llmexplore.agents.rollout import EpisodeTrace, play_episode, require_replayable, score_episode
 from llmexplore.atomic import atomic_write_json, atomic_write_text
-from llmexplore.benchmarks.episode_pool import default_workers, run_episodes
-from llmexplore.benchmarks.episode_progress import EpisodeProgress
-from llmexplore.benchmarks.evaluate import check_seeds, relative_to_run
+from llmexplore.benchmarks.evaluation.episode_pool import default_workers, run_episodes
+from llmexplore.benchmarks.evaluation.episode_progress import EpisodeProgress
+from llmexplore.benchmarks.evaluation.run_eval import check_seeds, relative_to_run
 from llmexplore.envs import make_adapter
 from llmexplore.errors import ConfigError
 from llmexplore.viz.animation import FORMATS, FrameComposer, atomic_path, default_format, write_animation
 from llmexplore.viz.messages import CaptionStat, caption_stats, from_dicts, merge_stats
 from llmexplore.viz.pages import episode_page, index_page
-from llmexplore.viz.plots import RewardPlot
+from llmexplore.viz.reward_plot import RewardPlot
 from llmexplore.viz.screens import screen_for
 
 VIZ_DIR = "viz"
@@ -128,7 +128,7 @@ def visualize(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "l
               out: str | Path | None = None, fmt: str | None = None, fps: float = 10.0, workers: int | None = None,
               progress: bool = True) -> Path:
     """Render one episode per seed and the index page; returns the index page's path."""
-    from llmexplore.benchmarks.cell import ensure_writable
+    from llmexplore.benchmarks.run.cell import ensure_writable
 
     seeds = check_seeds(seeds)
     fmt = fmt or default_format()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.evaluation import read_evaluation
+from llmexplore.benchmarks.evaluation.eval_record import read_evaluation
 from tests.integration.test_one_cell import run_cli
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.aggregate import normalization_notes
-from llmexplore.benchmarks.budget import estimated_seconds
-from llmexplore.benchmarks.cell import run_cell
-from llmexplore.benchmarks.record import read_record
-from llmexplore.benchmarks.spec import RunSpec
+from llmexplore.benchmarks.results.aggregate import normalization_notes
+from llmexplore.benchmarks.run.budget import estimated_seconds
+from llmexplore.benchmarks.run.cell import run_cell
+from llmexplore.benchmarks.run.record import read_record
+from llmexplore.benchmarks.run.spec import RunSpec
 from llmexplore.cli import main
 from llmexplore.envs import GYM_IDS, get_task, register_family, task_names, unregister_family
 from llmexplore.envs.registry import FAMILIES_ENV

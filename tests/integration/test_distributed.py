@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from llmexplore.agents.checkpoints import checkpoint_env_steps, latest_checkpoint
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 from tests.integration.test_grid_runner import cli_env, grid_file, records, run_grid
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 from tests.conftest import SHARED_DATA
 from tests.helpers.replay import check_evaluates_and_visualizes
 from tests.integration.test_one_cell import run_cli

@@ -15,8 +15,8 @@ from PIL import Image
 
 from llmexplore.agents.checkpoints import list_checkpoints
 from llmexplore.agents.policy import load_policy
-from llmexplore.benchmarks.evaluate import evaluate
-from llmexplore.benchmarks.evaluation import read_evaluation
+from llmexplore.benchmarks.evaluation.run_eval import evaluate
+from llmexplore.benchmarks.evaluation.eval_record import read_evaluation
 from llmexplore.errors import ConfigError
 from llmexplore.viz.visualize import read_index, visualize
 from tests.conftest import SHARED_DATA

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

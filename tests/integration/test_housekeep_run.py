@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 from tests.conftest import SHARED_DATA
 from tests.integration.test_one_cell import run_cli
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 from llmexplore.methods.maestro.skills import SKILLS
 from tests.helpers.lm_server import ServerProcess
 from tests.helpers.motif import ORACLE_ANNOTATOR

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 from llmexplore.methods.motif.artifacts import load_reward_model
 from llmexplore.methods.motif.dataset import LABEL_FIRST, LABEL_SECOND, open_pair_dataset
 from tests.helpers.motif import ORACLE_ANNOTATOR, label_with_oracle

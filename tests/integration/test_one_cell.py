@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

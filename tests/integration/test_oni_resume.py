@@ -16,7 +16,7 @@ import pytest
 
 from llmexplore.agents.checkpoints import list_checkpoints, load_checkpoint_file
 from llmexplore.agents.checkpoints import CHECKPOINT_KEY
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ import pytest
 
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
 from llmexplore.agents.checkpoints import CHECKPOINT_KEY
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 from tests.integration.test_grid_runner import records, run_grid
 from tests.helpers.replay import check_evaluates_and_visualizes
 from tests.integration.test_one_cell import run_cli

@@ -18,7 +18,7 @@ import pytest
 
 from llmexplore.agents.checkpoints import latest_checkpoint, load_checkpoint_file
 from llmexplore.agents.checkpoints import CHECKPOINT_KEY
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.oracle import OracleLM
 from llmexplore.lm.questions import OniClassification, ask

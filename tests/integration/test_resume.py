@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from llmexplore.agents.checkpoints import list_checkpoints
-from llmexplore.benchmarks.record import read_record
+from llmexplore.benchmarks.run.record import read_record
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.record import read_record
-from llmexplore.benchmarks.run_board import summary_dir
+from llmexplore.benchmarks.run.record import read_record
+from llmexplore.benchmarks.run.tensorboard import summary_dir
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

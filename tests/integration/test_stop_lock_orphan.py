@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from llmexplore.agents.checkpoints import checkpoint_env_steps, list_checkpoints
-from llmexplore.benchmarks.record import read_record
-from llmexplore.benchmarks.run_lock import LOCK_FILE
+from llmexplore.benchmarks.run.record import read_record
+from llmexplore.benchmarks.run.lock import LOCK_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

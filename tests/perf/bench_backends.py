@@ -33,9 +33,9 @@ os.environ.setdefault("LLMEXPLORE_DATA", str(REPO.parent / "shared" / "data"))
 os.environ.setdefault("LLMEXPLORE_SF_QUIET", "1")
 
 from llmexplore.benchmarks.cli import make_backend  # noqa: E402
-from llmexplore.benchmarks.grid import Cell, load_grid  # noqa: E402
-from llmexplore.benchmarks.record import RECORD_FILE  # noqa: E402
-from llmexplore.benchmarks.runners.base import GridBackend, GridRunner  # noqa: E402
+from llmexplore.benchmarks.grids.grid_file import Cell, load_grid  # noqa: E402
+from llmexplore.benchmarks.run.record import RECORD_FILE  # noqa: E402
+from llmexplore.benchmarks.grids.runners.base import GridBackend, GridRunner  # noqa: E402
 
 GRID = """
     name: bench

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from llmexplore.agents.training import train  # noqa: E402
 from llmexplore.agents.run_settings import RunSettings
-from llmexplore.benchmarks.spec import RunSpec, resolve  # noqa: E402
+from llmexplore.benchmarks.run.spec import RunSpec, resolve  # noqa: E402
 
 METHODS = ("none", "oni-retrieval", "oni-classification", "oni-ranking")
 TARGETS = {"oni-retrieval": 0.85, "oni-classification": 0.70, "oni-ranking": 0.70}

@@ -9,7 +9,7 @@ from typing import Callable
 
 from llmexplore.agents.training import train
 from llmexplore.agents.run_settings import RunSettings
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 
 
 def median_rate(fn: Callable[[], float], repeats: int) -> tuple[float, list[float]]:

@@ -16,8 +16,8 @@ import json
 import statistics
 from pathlib import Path
 
-from llmexplore.benchmarks.cell import run_cell
-from llmexplore.benchmarks.spec import RunSpec
+from llmexplore.benchmarks.run.cell import run_cell
+from llmexplore.benchmarks.run.spec import RunSpec
 from llmexplore.envs.crafter.stats import within_budget_by_length
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from llmexplore.agents.policy import load_policy
 from llmexplore.agents.rollout import play_episode, score_episode, seed_env, single_thread
-from llmexplore.benchmarks.evaluate import evaluate
+from llmexplore.benchmarks.evaluation.run_eval import evaluate
 from llmexplore.viz.visualize import visualize
 
 

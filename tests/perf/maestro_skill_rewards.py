@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from llmexplore.benchmarks.cell import run_cell  # noqa: E402
-from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
+from llmexplore.benchmarks.run.cell import run_cell  # noqa: E402
+from llmexplore.benchmarks.run.spec import RunSpec  # noqa: E402
 from llmexplore.cli import parse_option_pairs  # noqa: E402
 from llmexplore.methods.motif.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402

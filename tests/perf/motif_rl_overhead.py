@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from llmexplore.benchmarks.cell import run_cell  # noqa: E402
-from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
+from llmexplore.benchmarks.run.cell import run_cell  # noqa: E402
+from llmexplore.benchmarks.run.spec import RunSpec  # noqa: E402
 from llmexplore.methods.motif.collect import collect_pairs  # noqa: E402
 from llmexplore.methods.motif.training import RewardTrainingOptions, train_reward_model  # noqa: E402
 from tests.helpers.motif import ORACLE_ANNOTATION, label_with_oracle  # noqa: E402

@@ -39,10 +39,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from llmexplore.benchmarks.cell import run_cell  # noqa: E402
-from llmexplore.benchmarks.evaluate import evaluate  # noqa: E402
-from llmexplore.benchmarks.spec import RunSpec  # noqa: E402
-from llmexplore.benchmarks.stats import iqm, mean_and_se  # noqa: E402
+from llmexplore.benchmarks.run.cell import run_cell  # noqa: E402
+from llmexplore.benchmarks.evaluation.run_eval import evaluate  # noqa: E402
+from llmexplore.benchmarks.run.spec import RunSpec  # noqa: E402
+from llmexplore.benchmarks.results.statistics import iqm, mean_and_se  # noqa: E402
 from llmexplore.methods.motif.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.methods.motif.artifacts import MANIFEST_FILE  # noqa: E402

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from llmexplore.benchmarks.stats import iqm, mean_and_se, stratified_bootstrap_ci
+from llmexplore.benchmarks.results.statistics import iqm, mean_and_se, stratified_bootstrap_ci
 from llmexplore.envs.crafter.stats import published_runs, run_score
 
 
@@ -68,7 +68,7 @@ def test_normalisation_uses_the_published_scores_to_two_decimals(shared_data):
 def test_every_plus_minus_says_what_it_is():
     import pandas as pd
 
-    from llmexplore.benchmarks.leaderboard import reference_display, task_display
+    from llmexplore.benchmarks.results.leaderboard import reference_display, task_display
 
     df, _ = reference_display("crafter:reward-free")
     assert list(df.columns)[-1] == "score (mean ± s.d.)"

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from llmexplore.benchmarks.backend_options import SlurmOptions, parse_options
+from llmexplore.benchmarks.grids.backend_options import SlurmOptions, parse_options
 from llmexplore.benchmarks.cli import backend_options
-from llmexplore.benchmarks.grid import load_grid
-from llmexplore.benchmarks.runners import lm_endpoint
-from llmexplore.benchmarks.runners.base import GridRunner
-from llmexplore.benchmarks.runners.launch import (
+from llmexplore.benchmarks.grids.grid_file import load_grid
+from llmexplore.benchmarks.grids.runners import lm_endpoint
+from llmexplore.benchmarks.grids.runners.base import GridRunner
+from llmexplore.benchmarks.grids.runners.launch import (
     PROCESS_FILE,
     CellLaunch,
     CellProcesses,
@@ -29,7 +29,7 @@ from llmexplore.benchmarks.runners.launch import (
     read_exit_file,
     wait_for_cell_process,
 )
-from llmexplore.benchmarks.runners.local import LocalBackend
+from llmexplore.benchmarks.grids.runners.local import LocalBackend
 from llmexplore.errors import ConfigError, UserError
 from llmexplore.lm.config import LMConfig
 
@@ -160,7 +160,7 @@ def test_local_backend_refuses_a_cell_that_asks_for_more_gpus_than_exist(tmp_pat
 # -- SLURM job parameters --------------------------------------------------------------------------
 def test_sbatch_parameters_carry_partition_time_cpus_gpus_memory_and_requeue(tmp_path):
     pytest.importorskip("submitit")
-    from llmexplore.benchmarks.runners.slurm import job_parameters, sbatch_script
+    from llmexplore.benchmarks.grids.runners.slurm import job_parameters, sbatch_script
 
     grid = load_grid(grid_file(tmp_path, """
         name: g
@@ -190,7 +190,7 @@ def test_sbatch_parameters_carry_partition_time_cpus_gpus_memory_and_requeue(tmp
 
 def test_slurm_backend_without_sbatch_says_how_to_run_here(tmp_path):
     pytest.importorskip("submitit")
-    from llmexplore.benchmarks.runners.slurm import SlurmBackend
+    from llmexplore.benchmarks.grids.runners.slurm import SlurmBackend
 
     if subprocess.run(["which", "sbatch"], capture_output=True).returncode == 0:
         pytest.skip("this machine has SLURM")
@@ -245,7 +245,7 @@ def test_loopback_endpoints_are_refused_where_cells_run_elsewhere(tmp_path):
 FAKE_CELL = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from llmexplore.benchmarks.runners.launch import honour_parent_death, stop_on_sigterm
+    from llmexplore.benchmarks.grids.runners.launch import honour_parent_death, stop_on_sigterm
     run_dir = Path(sys.argv[1])
     stop_on_sigterm(); honour_parent_death()
     (run_dir / "started").write_text(f"{os.getpid()} {os.getppid()}")
@@ -301,7 +301,7 @@ def test_a_cell_whose_launcher_is_killed_checkpoints_and_exits(tmp_path):
         import sys
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
-        from llmexplore.benchmarks.runners.launch import CellLaunch, run_cells
+        from llmexplore.benchmarks.grids.runners.launch import CellLaunch, run_cells
         run_dir = Path({str(tmp_path / 'cell')!r}); run_dir.mkdir()
         run_cells([CellLaunch(cell_id="c", run_dir=str(run_dir), args=("-c", {FAKE_CELL!r}, str(run_dir), "300"),
                               attempt=1, env={{"PYTHONPATH": {str(REPO)!r}}})])
@@ -333,7 +333,7 @@ def test_a_job_warned_of_its_time_limit_checkpoints_its_cells_and_requeues(tmp_p
     """submitit's local executor, real signals: the warning (USR2) makes CellBatch stop the cell, which
     saves; the job requeues and runs the cell again, which this time finishes."""
     submitit = pytest.importorskip("submitit")
-    from llmexplore.benchmarks.runners.slurm_job import CellBatch
+    from llmexplore.benchmarks.grids.runners.slurm_job import CellBatch
 
     run_dir = tmp_path / "cell"
     resumable = textwrap.dedent("""

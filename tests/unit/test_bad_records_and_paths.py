@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from llmexplore.atomic import log_tail
-from llmexplore.benchmarks.aggregate import collect
-from llmexplore.benchmarks.evaluation import read_evaluation
-from llmexplore.benchmarks.record import RunRecord, read_record
+from llmexplore.benchmarks.results.aggregate import collect
+from llmexplore.benchmarks.evaluation.eval_record import read_evaluation
+from llmexplore.benchmarks.run.record import RunRecord, read_record
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.lm.base import Completion
 from llmexplore.lm.cache import LMCache

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from llmexplore.benchmarks.budget import default_budget_or_error, overshoot_note, parse_steps
+from llmexplore.benchmarks.run.budget import default_budget_or_error, overshoot_note, parse_steps
 from llmexplore.envs import get_task
 from llmexplore.errors import ConfigError
 from tests.conftest import REPO
@@ -47,7 +47,7 @@ def test_overshoot_note():
 
 
 def test_one_rule_for_run_and_grid_files_names_the_setting_where_it_is_set():
-    from llmexplore.benchmarks.budget import GRID_STEPS, choose_steps, steps_of
+    from llmexplore.benchmarks.run.budget import GRID_STEPS, choose_steps, steps_of
 
     task = get_task("nethack:score")
     assert choose_steps("published", task) == 2_000_000_000

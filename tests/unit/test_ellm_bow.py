@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.envs import get_task
 from llmexplore.envs.nethack.adapter import NetHackEnv
 from llmexplore.envs.nethack.text import decode_message

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.grid import load_grid
+from llmexplore.benchmarks.grids.grid_file import load_grid
 from tests.conftest import SHARED_DATA
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.housekeep.policies import Oracle
 from llmexplore.errors import ConfigError

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from llmexplore.agents.config import TrainConfig, network_encoder
-from llmexplore.benchmarks.budget import estimated_seconds
+from llmexplore.benchmarks.run.budget import estimated_seconds
 from llmexplore.envs import adapter_class, families, get_family, get_task
 from llmexplore.envs.family import EnvFamily, Network, import_path
 from llmexplore.errors import ConfigError

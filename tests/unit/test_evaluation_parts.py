@@ -10,9 +10,9 @@ import pytest
 
 from llmexplore.agents.policy import read_run_settings, resolve_checkpoint
 from llmexplore.agents.rollout import EpisodeTrace, intrinsic_rewards
-from llmexplore.benchmarks.eval_cli import choose_seeds, parse_seeds
-from llmexplore.benchmarks.evaluate import check_seeds
-from llmexplore.benchmarks.evaluation import EvaluationRecord, read_evaluation
+from llmexplore.benchmarks.evaluation.cli import choose_seeds, parse_seeds
+from llmexplore.benchmarks.evaluation.run_eval import check_seeds
+from llmexplore.benchmarks.evaluation.eval_record import EvaluationRecord, read_evaluation
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.methods import MethodContext, get_method, parse_options

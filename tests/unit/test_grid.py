@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from llmexplore.benchmarks.grid import load_grid
+from llmexplore.benchmarks.grids.grid_file import load_grid
 from llmexplore.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -128,7 +128,7 @@ def test_shipped_grids_validate(name):
 
 
 def test_motif_grid_has_the_published_coefficients_and_steering_models(tmp_path, monkeypatch):
-    from llmexplore.benchmarks.spec import resolve
+    from llmexplore.benchmarks.run.spec import resolve
     from llmexplore.methods.motif.artifacts import save_reward_model
     from llmexplore.methods.motif.model import MotifRewardModel
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from llmexplore.benchmarks.leaderboard import MAX_LATEX_COLUMNS, FewSeedsWarning, build_leaderboard
-from llmexplore.benchmarks.record import RunRecord
-from llmexplore.benchmarks.stats import (
+from llmexplore.benchmarks.results.leaderboard import MAX_LATEX_COLUMNS, FewSeedsWarning, build_leaderboard
+from llmexplore.benchmarks.run.record import RunRecord
+from llmexplore.benchmarks.results.statistics import (
     performance_profile,
     performance_profile_band,
     probability_of_improvement,

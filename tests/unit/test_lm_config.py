@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmexplore.benchmarks.spec import RunSpec
+from llmexplore.benchmarks.run.spec import RunSpec
 from llmexplore.errors import ConfigError
 from llmexplore.lm.backends import make_lm, parse_lm_config
 from llmexplore.lm.config import LMConfig, SamplingParams

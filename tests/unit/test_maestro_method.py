@@ -13,7 +13,7 @@ from llmexplore.agents.config import TrainConfig
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_env import build_env
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.envs.base import EPISODE_STATS_KEY
 from llmexplore.envs.nethack.text import encode_message
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig

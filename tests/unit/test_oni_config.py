@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llmexplore.benchmarks.grid import load_grid
-from llmexplore.benchmarks.spec import resolve
+from llmexplore.benchmarks.grids.grid_file import load_grid
+from llmexplore.benchmarks.run.spec import resolve
 
 REPO = Path(__file__).resolve().parents[2]
 ONI = {"oni-retrieval", "oni-classification", "oni-ranking"}

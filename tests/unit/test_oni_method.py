@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.nethack.text import encode_message
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount

@@ -77,7 +77,7 @@ def test_leaderboard_reference_points_agree_with_the_shipped_scores():
     # the aggregate uses the exact means (to the published stats' precision), the scoreboard rounds them
     points = get_family("crafter").normalization
     assert (points.metric, points.low, points.high) == ("score", round(random, 2), round(human, 2))
-    text = (settings.PACKAGED.parent.parent / "benchmarks" / "references.yaml").read_text()
+    text = (settings.PACKAGED.parent.parent / "benchmarks" / "results" / "references.yaml").read_text()
     rows = {r["label"]: r["mean"] for r in yaml.safe_load(text)["crafter:reward-free"]["rows"]}
     assert rows["Random"] == round(random, 1) and rows["Human experts"] == round(human, 1)
 

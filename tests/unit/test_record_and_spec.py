@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.record import SCHEMA_VERSION, RunRecord, json_schema, read_record
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.record import SCHEMA_VERSION, RunRecord, json_schema, read_record
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.errors import ConfigError, DataError
 
 REPO = Path(__file__).resolve().parents[2]

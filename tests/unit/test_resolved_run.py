@@ -10,9 +10,9 @@ import pytest
 
 from llmexplore.agents.resolved_run import RESOLVED_FILE, ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
-from llmexplore.benchmarks.cell import adopt_folder
-from llmexplore.benchmarks.record import RunRecord
-from llmexplore.benchmarks.spec import RunSpec, resolve
+from llmexplore.benchmarks.run.cell import adopt_folder
+from llmexplore.benchmarks.run.record import RunRecord
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.errors import ConfigError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmexplore.benchmarks.run_board import METRIC_EVERY, RunBoard, summary_dir
+from llmexplore.benchmarks.run.tensorboard import METRIC_EVERY, RunBoard, summary_dir
 from llmexplore.envs import make_adapter
 
 

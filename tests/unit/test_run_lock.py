@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.run_lock import LOCK_FILE, RunFolderLock
+from llmexplore.benchmarks.run.lock import LOCK_FILE, RunFolderLock
 from llmexplore.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 
 HOLD = """
 import sys, time
-from llmexplore.benchmarks.run_lock import RunFolderLock
+from llmexplore.benchmarks.run.lock import RunFolderLock
 lock = RunFolderLock(sys.argv[1]); lock.acquire(); print("held", flush=True); time.sleep(60)
 """
 

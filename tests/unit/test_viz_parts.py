@@ -13,7 +13,7 @@ from llmexplore.envs.nethack.text import encode_message
 from llmexplore.errors import ConfigError
 from llmexplore.viz.animation import FrameComposer, write_animation
 from llmexplore.viz.messages import NO_CAPTION, caption_stats, merge_stats
-from llmexplore.viz.plots import RewardPlot
+from llmexplore.viz.reward_plot import RewardPlot
 from llmexplore.viz.screens import TERMINAL_PALETTE, CaptionScreen, ImageScreen, TerminalScreen, glyph_masks, screen_for
 
 

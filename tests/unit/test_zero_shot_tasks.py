@@ -517,7 +517,7 @@ def test_interaction_counts_events_and_the_venue_on_hand_made_traces(minetown, f
 
 
 def test_interaction_metric_is_the_mean_count_over_episodes_that_saw_the_venue():
-    from llmexplore.methods.maestro.evaluate import interaction_summary
+    from llmexplore.methods.maestro.zero_shot_eval import interaction_summary
 
     rows = [{"count": 3, "venue_seen": 1, "success": 1}, {"count": 0, "venue_seen": 1, "success": 0},
             {"count": 0, "venue_seen": 0, "success": 0}, {"count": 0, "venue_seen": 0, "success": 0}]

@@ -115,7 +115,7 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.lm.cli import lm_config_from_args
-        from llmexplore.methods.maestro.evaluate import evaluate_task
+        from llmexplore.methods.maestro.zero_shot_eval import evaluate_task
 
         result = evaluate_task(args.run, args.task, args.episodes, checkpoint=args.checkpoint,
                                greedy=args.greedy, seed=args.seed, lm=lm_config_from_args(args),

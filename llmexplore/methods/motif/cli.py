@@ -93,7 +93,7 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        from llmexplore.benchmarks.spec import format_validation_error
+        from llmexplore.benchmarks.run.spec import format_validation_error
         from llmexplore.errors import ConfigError
         from llmexplore.methods.motif.training import train_reward_model
 

@@ -10,16 +10,16 @@ import importlib
 from typing import Any
 
 BACKENDS: dict[str, str] = {
-    "local": "llmexplore.benchmarks.runners.local:LocalBackend",
-    "ray": "llmexplore.benchmarks.runners.ray_backend:RayBackend",
-    "slurm": "llmexplore.benchmarks.runners.slurm:SlurmBackend",
+    "local": "llmexplore.benchmarks.grids.runners.local:LocalBackend",
+    "ray": "llmexplore.benchmarks.grids.runners.ray_backend:RayBackend",
+    "slurm": "llmexplore.benchmarks.grids.runners.slurm:SlurmBackend",
 }
 
 _EXPORTS = {
-    "GridBackend": "llmexplore.benchmarks.runners.base",
-    "GridRunner": "llmexplore.benchmarks.runners.base",
-    "GridView": "llmexplore.benchmarks.runners.base",
-    "LocalBackend": "llmexplore.benchmarks.runners.local",
+    "GridBackend": "llmexplore.benchmarks.grids.runners.base",
+    "GridRunner": "llmexplore.benchmarks.grids.runners.base",
+    "GridView": "llmexplore.benchmarks.grids.runners.base",
+    "LocalBackend": "llmexplore.benchmarks.grids.runners.local",
 }
 
 __all__ = ["BACKENDS", *_EXPORTS]

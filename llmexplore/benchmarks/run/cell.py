@@ -24,12 +24,12 @@ from llmexplore.agents.checkpoints import (
     remove_partial_saves,
 )
 from llmexplore.atomic import JsonlAppender, log_tail, read_jsonl, rewrite_jsonl
-from llmexplore.benchmarks.budget import overshoot_note
-from llmexplore.benchmarks.progress import ProgressView
-from llmexplore.benchmarks.run_lock import RunFolderLock
-from llmexplore.benchmarks.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
-from llmexplore.benchmarks.run_board import RunBoard
-from llmexplore.benchmarks.spec import ResolvedRun, RunSpec, cell_id, resolve
+from llmexplore.benchmarks.run.budget import overshoot_note
+from llmexplore.benchmarks.run.progress import ProgressView
+from llmexplore.benchmarks.run.lock import RunFolderLock
+from llmexplore.benchmarks.run.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
+from llmexplore.benchmarks.run.tensorboard import RunBoard
+from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
 from llmexplore.errors import ConfigError

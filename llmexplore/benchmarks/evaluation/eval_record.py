@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from llmexplore.atomic import atomic_write_json
-from llmexplore.benchmarks.record import read_versioned
+from llmexplore.benchmarks.run.record import read_versioned
 
 EVAL_SCHEMA_NAME = "llmexplore.evaluation"
 EVAL_SCHEMA_VERSION = 1

@@ -71,7 +71,7 @@ class RunRecord(BaseModel):
     budget: int
     env_steps: int
     overshoot: dict[str, Any] | None = Field(
-        None, description="env steps trained past the budget, the batch size, and why (see benchmarks/budget.py)")
+        None, description="env steps trained past the budget, the batch size, and why (see benchmarks/run/budget.py)")
     wall_seconds: float
     steps_per_second: float | None
     sessions: list[Session] = Field(default_factory=list)

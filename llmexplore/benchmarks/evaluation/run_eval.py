@@ -24,10 +24,10 @@ from llmexplore.agents.rollout import (
     stats_rows,
 )
 from llmexplore.atomic import JsonlAppender, read_jsonl
-from llmexplore.benchmarks.episode_pool import default_workers, run_episodes
-from llmexplore.benchmarks.episode_progress import EpisodeProgress
-from llmexplore.benchmarks.evaluation import CheckpointRef, EvalEpisode, EvalTiming, EvaluationRecord
-from llmexplore.benchmarks.record import RECORD_FILE, read_record
+from llmexplore.benchmarks.evaluation.episode_pool import default_workers, run_episodes
+from llmexplore.benchmarks.evaluation.episode_progress import EpisodeProgress
+from llmexplore.benchmarks.evaluation.eval_record import CheckpointRef, EvalEpisode, EvalTiming, EvaluationRecord
+from llmexplore.benchmarks.run.record import RECORD_FILE, read_record
 from llmexplore.envs import make_adapter
 from llmexplore.errors import ConfigError
 
@@ -80,7 +80,7 @@ def default_output(run_dir: Path, policy: Policy, greedy: bool) -> Path:
 def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "latest", greedy: bool = False,
              workers: int | None = None, out: str | Path | None = None, progress: bool = True) -> tuple[EvaluationRecord, Path]:
     """Play one episode per seed with the checkpoint's policy; write and return the record."""
-    from llmexplore.benchmarks.cell import ensure_writable, environment_info, utc_now
+    from llmexplore.benchmarks.run.cell import ensure_writable, environment_info, utc_now
 
     seeds = check_seeds(seeds)
     policy = load_policy(run_dir, checkpoint)  # every check happens here, before any episode

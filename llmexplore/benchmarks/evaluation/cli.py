@@ -71,7 +71,7 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--out", help="record file (default: RUN_DIR/eval/<checkpoint>.<greedy|sample>.json)")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.benchmarks.evaluate import evaluate
+        from llmexplore.benchmarks.evaluation.run_eval import evaluate
 
         _quiet_sample_factory()
         seeds = choose_seeds(args.episodes, args.seeds)

@@ -27,13 +27,13 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from llmexplore.benchmarks.backend_options import SlurmOptions, parse_options
-from llmexplore.benchmarks.grid import Cell, Grid, Resources, safe_name
-from llmexplore.benchmarks.runners.base import CellJob, GridBackend, cell_command
-from llmexplore.benchmarks.runners.launch import CellLaunch, read_exit_file, wait_for_cell_process
-from llmexplore.benchmarks.runners.lm_endpoint import refuse_loopback
-from llmexplore.benchmarks.runners.local import check_local_gpus
-from llmexplore.benchmarks.runners.slurm_job import CellBatch
+from llmexplore.benchmarks.grids.backend_options import SlurmOptions, parse_options
+from llmexplore.benchmarks.grids.grid_file import Cell, Grid, Resources, safe_name
+from llmexplore.benchmarks.grids.runners.base import CellJob, GridBackend, cell_command
+from llmexplore.benchmarks.grids.runners.launch import CellLaunch, read_exit_file, wait_for_cell_process
+from llmexplore.benchmarks.grids.runners.lm_endpoint import refuse_loopback
+from llmexplore.benchmarks.grids.runners.local import check_local_gpus
+from llmexplore.benchmarks.grids.runners.slurm_job import CellBatch
 from llmexplore.errors import ConfigError, require
 
 submitit = require("submitit", "distributed", "the SLURM grid backend")

@@ -24,10 +24,10 @@ from typing import Any, ClassVar
 import yaml
 
 from llmexplore.atomic import atomic_write_json, atomic_write_text, log_tail
-from llmexplore.benchmarks.grid import Cell, Grid
-from llmexplore.benchmarks.record import read_record
-from llmexplore.benchmarks.runners.launch import CELL_LOG
-from llmexplore.benchmarks.runners.lm_endpoint import check_endpoints
+from llmexplore.benchmarks.grids.grid_file import Cell, Grid
+from llmexplore.benchmarks.run.record import read_record
+from llmexplore.benchmarks.grids.runners.launch import CELL_LOG
+from llmexplore.benchmarks.grids.runners.lm_endpoint import check_endpoints
 from llmexplore.errors import UserError
 
 SPEC_FILE = "spec.yaml"

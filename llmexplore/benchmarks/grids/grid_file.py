@@ -34,10 +34,10 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llmexplore.benchmarks import yaml_lines
-from llmexplore.benchmarks.backend_options import BACKEND_SECTIONS
-from llmexplore.benchmarks.budget import GRID_STEPS, steps_of
-from llmexplore.benchmarks.spec import ParentSpec, RunSpec, cell_id, resolve, validation_problems
+from llmexplore.benchmarks.grids import yaml_lines
+from llmexplore.benchmarks.grids.backend_options import BACKEND_SECTIONS
+from llmexplore.benchmarks.run.budget import GRID_STEPS, steps_of
+from llmexplore.benchmarks.run.spec import ParentSpec, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
 

@@ -12,7 +12,7 @@ import ipaddress
 from typing import Iterable
 from urllib.parse import urlparse
 
-from llmexplore.benchmarks.grid import Cell
+from llmexplore.benchmarks.grids.grid_file import Cell
 from llmexplore.errors import UserError
 from llmexplore.lm.config import LMConfig
 

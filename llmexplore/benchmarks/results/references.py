@@ -11,7 +11,7 @@ import yaml
 
 @lru_cache(maxsize=1)
 def published() -> dict[str, dict[str, Any]]:
-    text = resources.files("llmexplore.benchmarks").joinpath("references.yaml").read_text()
+    text = resources.files("llmexplore.benchmarks.results").joinpath("references.yaml").read_text()
     return yaml.safe_load(text)
 
 

@@ -13,8 +13,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from llmexplore.benchmarks.aggregate import Run, normalized
-from llmexplore.benchmarks.stats import (
+from llmexplore.benchmarks.results.aggregate import Run, normalized
+from llmexplore.benchmarks.results.statistics import (
     performance_profile,
     performance_profile_band,
     probability_of_improvement,

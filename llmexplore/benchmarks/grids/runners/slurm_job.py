@@ -11,7 +11,7 @@ from typing import Any
 
 from submitit.helpers import Checkpointable, DelayedSubmission
 
-from llmexplore.benchmarks.runners.launch import CellLaunch, CellProcesses
+from llmexplore.benchmarks.grids.runners.launch import CellLaunch, CellProcesses
 
 
 class CellBatch(Checkpointable):

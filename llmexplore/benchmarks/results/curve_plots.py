@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from llmexplore.benchmarks.aggregate import Run, learning_curves  # noqa: E402
+from llmexplore.benchmarks.results.aggregate import Run, learning_curves  # noqa: E402
 
 
 def plot_curves(runs: list[Run], task: str, metric: str, path: Path) -> Path | None:

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from llmexplore.benchmarks.record import RECORD_FILE, RunRecord, read_record
-from llmexplore.benchmarks.stats import iqm, mean_and_se, stratified_bootstrap_ci
+from llmexplore.benchmarks.run.record import RECORD_FILE, RunRecord, read_record
+from llmexplore.benchmarks.results.statistics import iqm, mean_and_se, stratified_bootstrap_ci
 from llmexplore.envs.family import EnvFamily
 from llmexplore.envs.registry import families, find_family
 from llmexplore.errors import UserError

@@ -9,9 +9,9 @@ import subprocess
 import time
 from typing import ClassVar, Iterable
 
-from llmexplore.benchmarks.grid import Cell, Grid
-from llmexplore.benchmarks.runners.base import CELL_LOG, CellJob, GridBackend, cell_command
-from llmexplore.benchmarks.runners.launch import PARENT_ENV
+from llmexplore.benchmarks.grids.grid_file import Cell, Grid
+from llmexplore.benchmarks.grids.runners.base import CELL_LOG, CellJob, GridBackend, cell_command
+from llmexplore.benchmarks.grids.runners.launch import PARENT_ENV
 from llmexplore.errors import ConfigError
 
 

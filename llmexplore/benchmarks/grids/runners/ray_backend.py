@@ -14,17 +14,17 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
-from llmexplore.benchmarks.backend_options import RayOptions, parse_options
-from llmexplore.benchmarks.grid import Cell, Grid, Resources
-from llmexplore.benchmarks.runners.base import CellJob, GridBackend, cell_command
-from llmexplore.benchmarks.runners.launch import (
+from llmexplore.benchmarks.grids.backend_options import RayOptions, parse_options
+from llmexplore.benchmarks.grids.grid_file import Cell, Grid, Resources
+from llmexplore.benchmarks.grids.runners.base import CellJob, GridBackend, cell_command
+from llmexplore.benchmarks.grids.runners.launch import (
     CELL_LOG,
     CellLaunch,
     forwarded_env,
     run_cells,
     wait_for_cell_process,
 )
-from llmexplore.benchmarks.runners.lm_endpoint import refuse_loopback
+from llmexplore.benchmarks.grids.runners.lm_endpoint import refuse_loopback
 from llmexplore.errors import ConfigError, require
 
 _GIB = 2**30

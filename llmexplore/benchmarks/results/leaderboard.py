@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 
 from llmexplore.atomic import atomic_write_text
-from llmexplore.benchmarks import references
-from llmexplore.benchmarks.aggregate import (
+from llmexplore.benchmarks.results import references
+from llmexplore.benchmarks.results.aggregate import (
     Collection,
     achievement_table,
     aggregate_table,
@@ -26,9 +26,9 @@ from llmexplore.benchmarks.aggregate import (
     per_task_table,
     scores_table,
 )
-from llmexplore.benchmarks.comparisons import improvement_table, profile_curves
-from llmexplore.benchmarks.plots import plot_achievements, plot_curves, plot_profiles
-from llmexplore.benchmarks.stats import interval_meaning
+from llmexplore.benchmarks.results.comparisons import improvement_table, profile_curves
+from llmexplore.benchmarks.results.curve_plots import plot_achievements, plot_curves, plot_profiles
+from llmexplore.benchmarks.results.statistics import interval_meaning
 from llmexplore.errors import DataError
 
 #: below this many seeds a cell is marked and its interval explained (Agarwal et al. 2021)

@@ -1,0 +1,1 @@
+"""Trained checkpoints played on fresh seeds, and the evaluation record."""

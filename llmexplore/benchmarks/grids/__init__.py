@@ -1,0 +1,1 @@
+"""Grid files, expanded into validated cells, and the backends that run them."""

@@ -1,0 +1,1 @@
+"""From run records to tables: aggregation, statistics, comparisons, leaderboards and plots."""
