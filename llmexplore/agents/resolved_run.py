@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import POLICY_PARTS
-from llmexplore.agents.config import TrainConfig
+from llmexplore.agents.train_config import TrainConfig
 from llmexplore.atomic import atomic_write_text
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig

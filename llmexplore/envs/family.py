@@ -74,7 +74,7 @@ class EnvFamily:
     extra: str
     probe_module: str
     tasks: tuple[TaskSpec, ...]
-    #: training defaults filled in where a run leaves them unset (``agents/config.py``)
+    #: training defaults filled in where a run leaves them unset (``agents/train_config.py``)
     train_defaults: Mapping[str, Any]
     #: ``-t network=<key>`` -> network; "small" is the default
     networks: Mapping[str, Network]

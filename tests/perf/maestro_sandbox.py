@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
-from llmexplore.agents.config import TrainConfig  # noqa: E402
+from llmexplore.agents.train_config import TrainConfig  # noqa: E402
 from llmexplore.agents.resolved_run import ResolvedRun  # noqa: E402
 from llmexplore.agents.run_settings import RunSettings  # noqa: E402
 from llmexplore.agents.sf_env import build_env  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.agents.config import TrainConfig, network_encoder
+from llmexplore.agents.train_config import TrainConfig, network_encoder
 from llmexplore.benchmarks.run.budget import estimated_seconds
 from llmexplore.envs import adapter_class, families, get_family, get_task
 from llmexplore.envs.family import EnvFamily, Network, import_path

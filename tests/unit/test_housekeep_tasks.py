@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from llmexplore.agents.config import network_encoder
+from llmexplore.agents.train_config import network_encoder
 from llmexplore.agents.encoders import encoder_class
 from llmexplore.envs import get_task, make_adapter, task_names
 from llmexplore.envs.housekeep import scenes

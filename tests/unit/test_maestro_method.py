@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from llmexplore.agents.config import TrainConfig
+from llmexplore.agents.train_config import TrainConfig
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_env import build_env

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
                                            load_checkpoint_file)
-from llmexplore.agents.config import TrainConfig, network_encoder
+from llmexplore.agents.train_config import TrainConfig, network_encoder
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError, UserError
