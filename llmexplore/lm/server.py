@@ -46,6 +46,10 @@ class Faults:
         return any((self.slow_rate, self.error_rate, self.rate_limit_rate, self.drop_rate, self.garbage_rate))
 
 
+#: the batch key of echo jobs: their prompts' log-probabilities, not completions, are computed
+PROMPT_LOGPROBS = "prompt-logprobs"
+
+
 class LMServer:
     def __init__(self, lm: LanguageModel, *, model_name: str | None = None, faults: Faults | None = None,
                  max_batch: int = 256, limits: RequestLimits | None = None):
@@ -106,7 +110,10 @@ class LMServer:
             prompts = [p for piece in slices for p in piece.prompts()]
             self.counters["backend_batches"] += 1
             try:
-                answers = await loop.run_in_executor(self._executor, self.lm.generate, prompts, params)
+                if params == PROMPT_LOGPROBS:
+                    answers = await loop.run_in_executor(self._executor, self.lm.prompt_logprobs, prompts)
+                else:
+                    answers = await loop.run_in_executor(self._executor, self.lm.generate, prompts, params)
             except Exception as exc:  # hand the error to every request with a slice in this batch
                 for piece in slices:
                     piece.job.fail(exc)
@@ -175,9 +182,8 @@ class LMServer:
                                     "log-probabilities: ask without `logprobs`, or serve the transformers backend")
         echoed: list[Any] | None = None
         try:
-            if echo and params.logprobs is not None:
-                loop = asyncio.get_running_loop()  # the model's one worker thread: in turn with generation
-                echoed = await loop.run_in_executor(self._executor, self.lm.prompt_logprobs, prompts)
+            if echo and params.logprobs is not None:  # batched with other clients' echo requests
+                echoed = await self._generate(prompts, PROMPT_LOGPROBS, _client_of(request))  # type: ignore[arg-type]
             if generate:
                 answers = await self._generate(prompts, params, _client_of(request))
             else:
