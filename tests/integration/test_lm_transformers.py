@@ -140,9 +140,9 @@ def reference_scores(backend, prompts: list[str], lead: str, options: list[str])
 @pytest.mark.slow
 def test_batched_prefix_shared_scores_equal_one_forward_pass_per_option(backend):
     question = MotifPreference()
-    pairs = [("You kill the newt!", "It's solid stone."), ("", "You see here a scroll labeled FOOBIE BLETCH."),
-             ("The door opens.", "You hear some noises in the distance. Welcome to experience level 2.")]
-    prompts = [question.prompt(p) for p in pairs]  # lengths differ: batches of 2 pad and sort by length
+    pairs = [("The door opens.", "You hear some noises in the distance. Welcome to experience level 2."),
+             ("You kill the newt!", "")]
+    prompts = [question.prompt(p) for p in pairs]  # lengths differ: the batch sorts by length and pads
     options = list(question.score_options)
     backend.batch_size = 2
     try:
