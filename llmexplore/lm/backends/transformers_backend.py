@@ -251,15 +251,40 @@ class TransformersBackend(LanguageModel):
             with self._precision():
                 hidden = self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
                                                   use_cache=past is not None).last_hidden_state
-            for r, s in enumerate(suffixes):
-                values: list[float | None] = [None] + list(before) if prefix_len else [None]
-                if prefix_len:
-                    values.append(float(after[s[0]]))
-                if len(s) > 1:  # one row at a time: a row's projection onto the vocabulary is large
-                    logp = self._log_softmax(hidden[r, :len(s) - 1])
-                    values.extend(logp[torch.arange(len(s) - 1), torch.tensor(s[1:])].tolist())
-                out[r] = values
+            found = self._next_token_logprobs(hidden, suffixes)
+        for r, s in enumerate(suffixes):
+            values: list[float | None] = [None] + list(before) if prefix_len else [None]
+            if prefix_len:
+                values.append(float(after[s[0]]))
+            out[r] = values + found[r]
         return out
+
+    def _next_token_logprobs(self, hidden: Any, suffixes: list[list[int]], chunk: int = 64) -> list[list[float]]:
+        """log P(s[p + 1] | ..., s[p]) for every row. A position's distribution depends only on the tokens up
+        to it, so rows that start alike (one prompt's option texts) share those positions' projections onto
+        the vocabulary, the costly part; positions are projected in chunks to bound memory."""
+        torch = self._torch
+        node: dict[tuple[int, int], int] = {}  # (parent position, token) -> position id
+        where: list[tuple[int, int]] = []  # position id -> (row, index) of its first occurrence
+        wanted: dict[tuple[int, int], float] = {}  # (position id, next token) -> log-probability
+        paths: list[list[tuple[int, int]]] = []
+        for r, s in enumerate(suffixes):
+            parent, path = -1, []
+            for i, t in enumerate(s[:-1]):
+                parent = node.setdefault((parent, t), len(where))
+                if parent == len(where):
+                    where.append((r, i))
+                path.append((parent, s[i + 1]))
+                wanted[(parent, s[i + 1])] = 0.0
+            paths.append(path)
+        keys = sorted(wanted)
+        for start in range(0, len(where), chunk):
+            ids = range(start, min(start + chunk, len(where)))
+            logp = self._log_softmax(hidden[[where[k][0] for k in ids], [where[k][1] for k in ids]])
+            here = [(k, t) for k, t in keys if start <= k < start + chunk]
+            values = logp[[k - start for k, _ in here], [t for _, t in here]].tolist()
+            wanted.update(zip(here, values))
+        return [[wanted[key] for key in path] for path in paths]
 
     def _prefix_token_logprobs(self, prefix: tuple[int, ...]) -> tuple[list[float], Any]:
         """The shared prefix's own token log-probabilities (after its first token) and the next-token
