@@ -311,6 +311,13 @@ class TransformersBackend(LanguageModel):
             kept, cache = self._prefix
             if len(kept) <= common and tuple(first[:len(kept)]) == kept:
                 return len(kept), cache
+            # what the kept prefix and these rows share is the part every prompt starts with (a template's
+            # head): keep that, not this batch's longer one, so the next batch can use it again
+            same = 0
+            while same < min(len(kept), common) and kept[same] == first[same]:
+                same += 1
+            if same >= 8:
+                common = same
         if common < 8:  # not worth a separate pass
             return 0, None
         ids = self._torch.tensor([first[:common]], device=self.device)
