@@ -42,6 +42,8 @@ class LanguageModel(ABC):
     supports_logprobs: bool = False
     #: whether ``score`` works (closed-answer questions asked with ``answer=score``)
     supports_scoring: bool = False
+    #: whether ``prompt_logprobs`` works (what a server needs to echo prompts with log-probabilities)
+    supports_prompt_logprobs: bool = False
 
     @property
     @abstractmethod
@@ -65,6 +67,16 @@ class LanguageModel(ABC):
         raise LMRequestError(f"the {self.name} backend cannot score answers (it returns no prompt log-probabilities)",
                              hint="use answer=generate, or a backend that scores: transformers, vllm, or openai "
                                   "with the completion endpoint on a server that echoes prompt log-probabilities")
+
+    def prompt_logprobs(self, prompts: Sequence[str]) -> list[list[tuple[str, int, float | None]]]:
+        """Each prompt's tokens as (text, character offset, log P(token | the tokens before it)).
+
+        The first token has no context and gets None, as OpenAI-style ``echo`` replies give it.
+        """
+        from llmexplore.lm.errors import LMRequestError
+
+        raise LMRequestError(f"the {self.name} backend cannot compute prompt log-probabilities",
+                             hint="serve a backend that computes them (transformers)")
 
     def close(self) -> None:
         """Release connections, threads or GPU memory."""

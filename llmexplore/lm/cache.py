@@ -224,6 +224,7 @@ class CachedLM(LanguageModel):
         self.name = backend.name
         self.supports_logprobs = backend.supports_logprobs
         self.supports_scoring = backend.supports_scoring
+        self.supports_prompt_logprobs = backend.supports_prompt_logprobs
         #: how closed-answer questions are asked through this model: "generate" or "score" (``questions.ask``)
         self.answer = "generate"
         #: answer=score: subtract the options' scores for a content-free item (``questions.ask``)
@@ -285,6 +286,12 @@ class CachedLM(LanguageModel):
             self.backend_prompts += len(todo)
             found.update(fresh)
         return [list(found[k]) for k in keys]
+
+    def prompt_logprobs(self, prompts: Sequence[str]) -> list[list[tuple[str, int, float | None]]]:
+        """Not cached: a server computes them for each echo request."""
+        self.backend_calls += 1
+        self.backend_prompts += len(prompts)
+        return self.backend.prompt_logprobs(prompts)
 
     def stats(self) -> dict[str, object]:
         return {**self.cache.stats(), "backend_calls": self.backend_calls, "backend_prompts": self.backend_prompts}

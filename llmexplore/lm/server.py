@@ -25,7 +25,7 @@ from typing import Any, Callable
 from llmexplore.errors import UserError, require
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import SamplingParams
-from llmexplore.lm.server_requests import RequestError, RequestLimits, read_request
+from llmexplore.lm.server_requests import RequestError, RequestLimits, read_echo, read_request
 from llmexplore.lm.server_schedule import FairQueue, Job
 
 
@@ -44,6 +44,10 @@ class Faults:
 
     def any(self) -> bool:
         return any((self.slow_rate, self.error_rate, self.rate_limit_rate, self.drop_rate, self.garbage_rate))
+
+
+#: the batch key of echo jobs: their prompts' log-probabilities, not completions, are computed
+PROMPT_LOGPROBS = "prompt-logprobs"
 
 
 class LMServer:
@@ -106,7 +110,10 @@ class LMServer:
             prompts = [p for piece in slices for p in piece.prompts()]
             self.counters["backend_batches"] += 1
             try:
-                answers = await loop.run_in_executor(self._executor, self.lm.generate, prompts, params)
+                if params == PROMPT_LOGPROBS:
+                    answers = await loop.run_in_executor(self._executor, self.lm.prompt_logprobs, prompts)
+                else:
+                    answers = await loop.run_in_executor(self._executor, self.lm.generate, prompts, params)
             except Exception as exc:  # hand the error to every request with a slice in this batch
                 for piece in slices:
                     piece.job.fail(exc)
@@ -165,11 +172,22 @@ class LMServer:
             return fault
         try:
             prompts, params = read_request(body, chat, self.model_name, self.limits)
+            echo, generate = read_echo(body, chat)
         except RequestError as exc:
             self.counters[f"http_{exc.status}"] += 1
             return self._error(exc.status, str(exc), exc.code)
+        if echo and params.logprobs is not None and not self.lm.supports_prompt_logprobs:
+            self.counters["http_400"] += 1
+            return self._error(400, f"this server's backend ({self.lm.name}) cannot compute prompt "
+                                    "log-probabilities: ask without `logprobs`, or serve the transformers backend")
+        echoed: list[Any] | None = None
         try:
-            answers = await self._generate(prompts, params, _client_of(request))
+            if echo and params.logprobs is not None:  # batched with other clients' echo requests
+                echoed = await self._generate(prompts, PROMPT_LOGPROBS, _client_of(request))  # type: ignore[arg-type]
+            if generate:
+                answers = await self._generate(prompts, params, _client_of(request))
+            else:
+                answers = [Completion("", "length", ()) for _ in prompts]
         except UserError as exc:
             self.counters["backend_errors"] += 1
             return self._error(400, str(exc))
@@ -178,7 +196,11 @@ class LMServer:
             return self._error(500, f"backend failed: {type(exc).__name__}: {exc}", "server_error")
         self.counters["prompts"] += len(prompts)
         self.counters["completed"] += 1
-        return self.web.json_response(_reply(self.model_name, answers, chat, params))
+        self.counters["echoed_prompts"] += len(prompts) if echo else 0
+        reply = _reply(self.model_name, answers, chat, params)
+        if echo:
+            _add_echo(reply, prompts, echoed)
+        return self.web.json_response(reply)
 
     async def _inject(self, request: Any) -> Any:
         f = self.faults
@@ -243,14 +265,30 @@ def _reply(model: str, answers: list[Completion], chat: bool, params: SamplingPa
         else:
             choice = {"index": i, "text": c.text, "finish_reason": c.finish_reason or "stop", "logprobs": None}
             if params.logprobs is not None and c.logprobs is not None:
+                offsets = [0]
+                for t in c.logprobs[:-1]:
+                    offsets.append(offsets[-1] + len(t.token))
                 choice["logprobs"] = {"tokens": [t.token for t in c.logprobs],
                                       "token_logprobs": [t.logprob for t in c.logprobs],
                                       "top_logprobs": [dict(t.top) for t in c.logprobs],
-                                      "text_offset": None}
+                                      "text_offset": offsets[:len(c.logprobs)]}
         choices.append(choice)
     return {"id": f"{'chatcmpl' if chat else 'cmpl'}-{now}", "object": "chat.completion" if chat else "text_completion",
             "created": now, "model": model, "choices": choices,
             "usage": {"prompt_tokens": 0, "completion_tokens": tokens, "total_tokens": tokens}}
+
+
+def _add_echo(reply: dict[str, Any], prompts: list[str], echoed: list[Any] | None) -> None:
+    """Put each prompt before its answer, and its tokens' log-probabilities before the answer's."""
+    for choice, prompt, tokens in zip(reply["choices"], prompts, echoed or [None] * len(prompts)):
+        choice["text"] = prompt + choice["text"]
+        if tokens is None or choice.get("logprobs") is None:
+            continue
+        lp = choice["logprobs"]
+        lp["tokens"] = [t for t, _, _ in tokens] + lp["tokens"]
+        lp["token_logprobs"] = [v for _, _, v in tokens] + lp["token_logprobs"]
+        lp["top_logprobs"] = [None] + [{} for _ in tokens[1:]] + lp["top_logprobs"]
+        lp["text_offset"] = [o for _, o, _ in tokens] + [len(prompt) + o for o in lp["text_offset"]]
 
 
 def serve_forever(server: LMServer, host: str, port: int, on_ready: Callable[[int], None] | None = None) -> None:

@@ -37,11 +37,30 @@ class RequestError(Exception):
         self.status, self.code = status, code
 
 
+def read_echo(body: Any, chat: bool) -> tuple[bool, bool]:
+    """(echo, generate) of a request: ``echo`` returns the prompt (with its tokens' log-probabilities when
+    ``logprobs`` is set) before the answer, and ``max_tokens`` 0 with it asks for no answer at all, as
+    OpenAI's legacy completions and vLLM take it (how clients score text)."""
+    if not isinstance(body, dict):
+        raise RequestError(400, "request body must be a JSON object")
+    echo = body.get("echo", False)
+    if echo is None:
+        echo = False
+    if not isinstance(echo, bool):
+        raise RequestError(400, "`echo` must be true or false")
+    if echo and chat:
+        raise RequestError(400, "`echo` is for /v1/completions; chat completions do not echo the prompt")
+    zero = any(body.get(k) == 0 and not isinstance(body.get(k), bool) for k in ("max_tokens", "max_completion_tokens"))
+    return echo, not (zero and echo)  # max_tokens 0 without echo is refused by ``read_request``
+
+
 def read_request(body: Any, chat: bool, model: str,
                  limits: RequestLimits) -> tuple[list[str], SamplingParams]:
     """The prompts and sampling parameters of a request body; ``RequestError`` for anything wrong."""
     if not isinstance(body, dict):
         raise RequestError(400, "request body must be a JSON object")
+    if read_echo(body, chat) == (True, False):  # echo only: the answer's length does not matter
+        body = {k: v for k, v in body.items() if k not in ("max_tokens", "max_completion_tokens")}
     name = body.get("model")
     if not isinstance(name, str):
         raise RequestError(400, "`model` must be a string naming the served model")

@@ -72,6 +72,9 @@ BAD_COMPLETION = [
     ("prompt-list-number", {"prompt": ["a", 5]}, "`prompt[1]` must be a string"),
     ("logprobs-text", {"logprobs": "abc"}, "`logprobs` must be an integer"),
     ("logprobs-high", {"logprobs": 50}, "`logprobs` must be between 0 and 20"),
+    ("echo-text", {"echo": "yes"}, "`echo` must be true or false"),
+    ("max_tokens-zero-without-echo", {"max_tokens": 0}, "`max_tokens` must be between 1 and"),
+    ("echo-logprobs-oracle", {"echo": True, "logprobs": 0}, "cannot compute prompt log-probabilities"),
 ]
 
 
@@ -139,3 +142,15 @@ def test_one_huge_request_does_not_block_another_client(server):
     huge_s = done["huge"] - started
     print(f"small request {small:.2f} s while the huge one took {huge_s:.2f} s")
     assert small < max(1.0, huge_s / 5), (small, huge_s)
+
+
+def test_echo_returns_the_prompt_before_the_answer_and_nothing_else_with_max_tokens_zero(server):
+    status, reply = _post(server, "/completions", _completion(server, prompt=["hello", "bye"], echo=True,
+                                                              max_tokens=0))
+    assert status == 200, reply
+    assert [c["text"] for c in reply["choices"]] == ["hello", "bye"]
+    assert all(c["finish_reason"] == "length" for c in reply["choices"])
+    status, reply = _post(server, "/completions", _completion(server, echo=True, max_tokens=8))
+    assert status == 200 and reply["choices"][0]["text"].startswith("hello"), reply
+    status, reply = _post(server, "/chat/completions", _chat(server, echo=True))
+    assert status == 400 and "`echo` is for /v1/completions" in reply["error"]["message"]

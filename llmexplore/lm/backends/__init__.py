@@ -39,7 +39,7 @@ def make_backend(config: LMConfig) -> LanguageModel:
     if config.backend == "transformers":
         from llmexplore.lm.backends.transformers_backend import TransformersBackend
 
-        _only(options, {"system", "device", "dtype", "batch_size", "threads"}, "transformers")
+        _only(options, {"system", "device", "dtype", "batch_size", "threads", "autocast"}, "transformers")
         return TransformersBackend(config.model, endpoint=config.endpoint, **options)
     raise ConfigError(f"unknown LM backend {config.backend!r}", hint=f"backends: {', '.join(BACKENDS)}")
 

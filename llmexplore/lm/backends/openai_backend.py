@@ -190,34 +190,38 @@ class OpenAIBackend(LanguageModel):
         if not self.supports_scoring:
             return super().score(prompts, lead, options)
         contexts = [p + "\n" + lead for p in prompts]
-        texts = [ctx + o for ctx in contexts for o in options]
 
-        async def batch() -> list[float]:
-            return list(await asyncio.gather(*(self._score_one(t, len(t) - len(options[i % len(options)]))
-                                                for i, t in enumerate(texts))))
+        async def batch() -> list[list[float]]:
+            return list(await asyncio.gather(*(self._score_one(ctx, options) for ctx in contexts)))
 
-        flat = self._run(batch())
-        return [flat[i * len(options):(i + 1) * len(options)] for i in range(len(prompts))]
+        return self._run(batch())
 
-    async def _score_one(self, text: str, start: int) -> float:
+    async def _score_one(self, context: str, options: Sequence[str]) -> list[float]:
+        """One request per prompt: its options' texts together, echoed with log-probabilities, no answer."""
         client = await self._slots.get()
         try:
-            data = await self._post(client, "/completions", {"model": self._model, "prompt": text, "echo": True,
-                                                             "logprobs": 0, "max_tokens": 1, "temperature": 0.0})
+            data = await self._post(client, "/completions", {
+                "model": self._model, "prompt": [context + o for o in options], "echo": True, "logprobs": 0,
+                "max_tokens": 0, "temperature": 0.0})
+        except self._openai.BadRequestError as exc:  # e.g. a server that cannot compute prompt log-probabilities
+            raise LMRequestError(f"the LM server at {self.base_url} refused to echo prompt log-probabilities "
+                                 f"({_short(exc)})", hint="answer=score needs a server that supports echo with "
+                                 "logprobs on /completions; use answer=generate otherwise") from None
         finally:
             self._slots.put_nowait(client)
-        lp = (_choices(data, 1)[0].get("logprobs") or {})
+        choices = sorted(_choices(data, len(options)), key=lambda c: c.get("index", 0))
+        return [self._option_logprob(choice, len(context), len(context + o)) for choice, o in zip(choices, options)]
+
+    def _option_logprob(self, choice: dict[str, Any], start: int, end: int) -> float:
+        lp = choice.get("logprobs") or {}
         offsets, values = lp.get("text_offset"), lp.get("token_logprobs")
         if not offsets or not values or len(offsets) < 2:
             raise LMRequestError(f"the LM server at {self.base_url} returned no prompt log-probabilities",
                                  hint="answer=score needs a server that supports echo with logprobs on "
-                                      "/completions (e.g. vLLM); use answer=generate otherwise")
-        # the echoed prompt's tokens come first; a token that starts inside the option belongs to it
-        total = 0.0
-        for offset, value in zip(offsets, values):
-            if offset >= start and offset < len(text) and value is not None:
-                total += float(value)
-        return total
+                                      "/completions (vLLM, `llmexplore lm serve --backend transformers`); "
+                                      "use answer=generate otherwise")
+        # the echoed text's tokens come first; a token that starts inside the option belongs to it
+        return sum(float(v) for o, v in zip(offsets, values) if start <= o < end and v is not None)
 
     async def _one(self, prompts: list[str], params: SamplingParams) -> list[Completion]:
         client = await self._slots.get()

@@ -10,7 +10,11 @@ option after the prompt). Scoring is one forward pass per prompt: rows that diff
 in their option's last token are merged (the option's tokens are read from the logits at
 every position of one row), the token prefix every row of a batch shares (the template's
 head) is run once and its key/value cache reused, and the vocabulary projection is
-applied only at the positions an option needs.
+applied only at the positions an option needs. Prompts are batched by token length, so a
+batch pads little. ``autocast="bfloat16"`` runs the matrix products in bfloat16 (norms,
+softmax and the residual stream stay float32): about twice as fast on CPUs with AVX-512 BF16
+or AMX, with scores within about 0.1 nats of float32; it is part of the model id, so its
+answers never share cache rows with float32 ones.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ from llmexplore.lm.config import SamplingParams
 class TransformersBackend(LanguageModel):
     supports_logprobs = True
     supports_scoring = True
+    supports_prompt_logprobs = True
 
     def __init__(self, model: str | None, *, endpoint: str = "chat", system: str | None = None,
                  device: str | None = None, dtype: str = "float32", batch_size: int = 16,
-                 threads: int | None = None):
+                 threads: int | None = None, autocast: str | None = None):
         path = resolve_weights(model)
         torch = require("torch", "local", "The transformers LM backend")
         transformers = require("transformers", "local", "The transformers LM backend")
@@ -41,6 +46,8 @@ class TransformersBackend(LanguageModel):
             raise ConfigError("the transformers backend's batch_size must be at least 1")
         if not hasattr(torch, dtype):
             raise ConfigError(f"unknown dtype {dtype!r}", hint="float32, bfloat16 or float16")
+        if autocast not in (None, "bfloat16", "float16"):
+            raise ConfigError(f"unknown autocast dtype {autocast!r}", hint="bfloat16, float16, or leave it unset")
         if threads:
             torch.set_num_threads(int(threads))
         self._torch = torch
@@ -59,8 +66,12 @@ class TransformersBackend(LanguageModel):
         self.name = f"transformers-{'chat' if self.chat else 'completion'}"
         self.system = system
         self.batch_size = batch_size
-        self._model_id = Path(model).expanduser().name.removesuffix(".gguf")  # type: ignore[arg-type]
+        self.autocast = autocast
+        suffix = "" if dtype == "float32" and not autocast else f"@{autocast or dtype}"
+        self._model_id = Path(model).expanduser().name.removesuffix(".gguf") + suffix  # type: ignore[arg-type]
         self._prefix: tuple[tuple[int, ...], Any] | None = None
+        #: the shared prefix's own token log-probabilities and the next-token ones after it (``prompt_logprobs``)
+        self._prefix_logprobs: tuple[tuple[int, ...], list[float], Any] | None = None
         self._option_ids: dict[tuple[str, ...], list[list[int]]] = {}
 
     @property
@@ -74,6 +85,12 @@ class TransformersBackend(LanguageModel):
         messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
             {"role": "user", "content": prompt}]
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def _precision(self) -> Any:
+        """Mixed precision for the forward passes when ``autocast`` is set (a no-op context otherwise)."""
+        if not self.autocast:
+            return contextlib.nullcontext()
+        return self._torch.autocast(self.device.split(":")[0], dtype=getattr(self._torch, self.autocast))
 
     def _ids(self, text: str) -> list[int]:
         # a rendered chat template already holds the special tokens it needs
@@ -101,7 +118,7 @@ class TransformersBackend(LanguageModel):
             kwargs.update(stop_strings=list(params.stop), tokenizer=tok)
         if params.seed is not None:
             torch.manual_seed(params.seed)
-        with torch.inference_mode():
+        with torch.inference_mode(), self._precision():
             result = self.model.generate(**enc, **kwargs)
         new = result.sequences[:, enc["input_ids"].shape[1]:].tolist()
         stops = set(_as_list(self.model.generation_config.eos_token_id)) | {tok.eos_token_id}
@@ -141,9 +158,12 @@ class TransformersBackend(LanguageModel):
         option_ids = self._option_ids[key]
         joint = "" if self.chat else "\n"
         contexts = [self._ids(self.render(p) + joint + lead) for p in prompts]
-        scores: list[list[float]] = []
-        for start in range(0, len(contexts), self.batch_size):
-            scores.extend(self._score(contexts[start:start + self.batch_size], option_ids))
+        order = sorted(range(len(contexts)), key=lambda i: len(contexts[i]))  # similar lengths pad little
+        scores: list[list[float]] = [[] for _ in contexts]
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            for i, row in zip(chunk, self._score([contexts[i] for i in chunk], option_ids)):
+                scores[i] = row
         return scores
 
     def _score(self, contexts: list[list[int]], option_ids: list[list[int]]) -> list[list[float]]:
@@ -176,16 +196,109 @@ class TransformersBackend(LanguageModel):
             if cache is not None:
                 past = copy.deepcopy(cache)
                 past.batch_repeat_interleave(len(rows))
-            hidden = self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
-                                              use_cache=past is not None).last_hidden_state
+            with self._precision():
+                hidden = self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
+                                                  use_cache=past is not None).last_hidden_state
             where = list(wanted)
-            picked = hidden[[r for r, _ in where], [i for _, i in where]]
-            logits = self.model.get_output_embeddings()(picked).float()
-            cap = getattr(self.model.config, "final_logit_softcapping", None)
-            if cap:
-                logits = torch.tanh(logits / cap) * cap
-            logp = torch.log_softmax(logits, dim=-1)
+            logp = self._log_softmax(hidden[[r for r, _ in where], [i for _, i in where]])
         return [[float(sum(logp[k, t] for k, t in steps)) for steps in per_option] for per_option in plan]
+
+    def _log_softmax(self, hidden: Any) -> Any:
+        """Next-token log-probabilities from final hidden states; the vocabulary projection at full
+        precision (it decides the scores' last digits), with the model's logit soft-capping."""
+        torch = self._torch
+        head = self.model.get_output_embeddings()
+        logits = torch.nn.functional.linear(hidden.to(head.weight.dtype), head.weight, head.bias).float()
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        return torch.log_softmax(logits, dim=-1)
+
+    # -- prompt log-probabilities (what a server's echo replies carry) ----------------------
+    def prompt_logprobs(self, prompts: Sequence[str]) -> list[list[tuple[str, int, float | None]]]:
+        """Every prompt token with its offset and log-probability; prompts are used as given (no template)."""
+        tok = self.tokenizer
+        encoded = [tok(p, return_offsets_mapping=True) for p in prompts]
+        rows = [e.input_ids for e in encoded]
+        out: list[list[tuple[str, int, float | None]]] = [[] for _ in prompts]
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            for i, values in zip(chunk, self._token_logprobs([rows[i] for i in chunk])):
+                out[i] = [(tok.decode([t]), int(span[0]), v)
+                          for t, span, v in zip(rows[i], encoded[i].offset_mapping, values)]
+        return out
+
+    def _token_logprobs(self, rows: list[list[int]]) -> list[list[float | None]]:
+        torch = self._torch
+        out: list[list[float | None]] = [[None] for _ in rows]
+        prefix_len, cache = self._shared_prefix(rows)
+        before, after = [], None  # the prefix's token log-probabilities; log-probabilities after it
+        if prefix_len:
+            before, after = self._prefix_token_logprobs(tuple(rows[0][:prefix_len]))
+        suffixes = [r[prefix_len:] for r in rows]
+        width = max(len(s) for s in suffixes)
+        ids = torch.tensor([s + [self.tokenizer.pad_token_id] * (width - len(s)) for s in suffixes],
+                           device=self.device)
+        mask = torch.zeros((len(rows), prefix_len + width), dtype=torch.long, device=self.device)
+        for r, s in enumerate(suffixes):
+            mask[r, :prefix_len + len(s)] = 1
+        with torch.inference_mode():
+            past = None
+            if cache is not None:
+                past = copy.deepcopy(cache)
+                past.batch_repeat_interleave(len(rows))
+            with self._precision():
+                hidden = self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
+                                                  use_cache=past is not None).last_hidden_state
+            found = self._next_token_logprobs(hidden, suffixes)
+        for r, s in enumerate(suffixes):
+            values: list[float | None] = [None] + list(before) if prefix_len else [None]
+            if prefix_len:
+                values.append(float(after[s[0]]))
+            out[r] = values + found[r]
+        return out
+
+    def _next_token_logprobs(self, hidden: Any, suffixes: list[list[int]], chunk: int = 64) -> list[list[float]]:
+        """log P(s[p + 1] | ..., s[p]) for every row. A position's distribution depends only on the tokens up
+        to it, so rows that start alike (one prompt's option texts) share those positions' projections onto
+        the vocabulary, the costly part; positions are projected in chunks to bound memory."""
+        torch = self._torch
+        node: dict[tuple[int, int], int] = {}  # (parent position, token) -> position id
+        where: list[tuple[int, int]] = []  # position id -> (row, index) of its first occurrence
+        wanted: dict[tuple[int, int], float] = {}  # (position id, next token) -> log-probability
+        paths: list[list[tuple[int, int]]] = []
+        for r, s in enumerate(suffixes):
+            parent, path = -1, []
+            for i, t in enumerate(s[:-1]):
+                parent = node.setdefault((parent, t), len(where))
+                if parent == len(where):
+                    where.append((r, i))
+                path.append((parent, s[i + 1]))
+                wanted[(parent, s[i + 1])] = 0.0
+            paths.append(path)
+        keys = sorted(wanted)
+        for start in range(0, len(where), chunk):
+            ids = range(start, min(start + chunk, len(where)))
+            logp = self._log_softmax(hidden[[where[k][0] for k in ids], [where[k][1] for k in ids]])
+            here = [(k, t) for k, t in keys if start <= k < start + chunk]
+            values = logp[[k - start for k, _ in here], [t for _, t in here]].tolist()
+            wanted.update(zip(here, values))
+        return [[wanted[key] for key in path] for path in paths]
+
+    def _prefix_token_logprobs(self, prefix: tuple[int, ...]) -> tuple[list[float], Any]:
+        """The shared prefix's own token log-probabilities (after its first token) and the next-token
+        log-probabilities after it, computed once per prefix."""
+        if self._prefix_logprobs is None or self._prefix_logprobs[0] != prefix:
+            torch = self._torch
+            with torch.inference_mode():
+                with self._precision():
+                    hidden = self.model.get_decoder()(input_ids=torch.tensor([list(prefix)], device=self.device)
+                                                      ).last_hidden_state[0]
+                logp = self._log_softmax(hidden)
+                own = logp[torch.arange(len(prefix) - 1), torch.tensor(prefix[1:])].tolist()
+            self._prefix_logprobs = (prefix, own, logp[-1])
+        return self._prefix_logprobs[1], self._prefix_logprobs[2]
 
     def _shared_prefix(self, rows: list[list[int]]) -> tuple[int, Any]:
         """The token prefix all rows share (kept once, its key/value cache reused by later batches)."""
@@ -198,10 +311,17 @@ class TransformersBackend(LanguageModel):
             kept, cache = self._prefix
             if len(kept) <= common and tuple(first[:len(kept)]) == kept:
                 return len(kept), cache
+            # what the kept prefix and these rows share is the part every prompt starts with (a template's
+            # head): keep that, not this batch's longer one, so the next batch can use it again
+            same = 0
+            while same < min(len(kept), common) and kept[same] == first[same]:
+                same += 1
+            if same >= 8:
+                common = same
         if common < 8:  # not worth a separate pass
             return 0, None
         ids = self._torch.tensor([first[:common]], device=self.device)
-        with self._torch.inference_mode():
+        with self._torch.inference_mode(), self._precision():
             cache = self.model.get_decoder()(input_ids=ids, use_cache=True).past_key_values
         self._prefix = (tuple(first[:common]), cache)
         return common, cache
@@ -209,6 +329,7 @@ class TransformersBackend(LanguageModel):
     def close(self) -> None:
         self.model = None
         self._prefix = None
+        self._prefix_logprobs = None
 
 
 class _DropMistralWarning(logging.Filter):
