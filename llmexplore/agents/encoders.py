@@ -8,6 +8,7 @@ over 2,000 env steps/s in training on two cores with a 256-unit GRU core.
   the 9x9 map crop around the agent through a character embedding and one convolution,
   and the bottom-line stats through a signed log transform.
 * Crafter: the 64x64 image through a three-layer DQN-style CNN, and the inventory.
+  ``network=published`` is the scoreboard PPO's network instead (``CrafterPublishedEncoder``).
 * Housekeep: category embeddings of the house's rooms, the room's receptacles and the
   visible objects, one-hot slots (where the agent is, what each object lies on, what it
   carries), all through a two-layer MLP. Slots line up with the slot actions, so a flat
@@ -111,6 +112,37 @@ class CrafterEncoder(Encoder):
         image = obs["image"].float().permute(0, 3, 1, 2) / 255.0
         parts = [self.image_head(self.cnn(image)), self.inventory_net(obs["inventory"].float() / 9.0)]
         return self.conditioning.joined(parts, obs)
+
+    def get_out_size(self) -> int:
+        return self.out_size
+
+
+class CrafterPublishedEncoder(Encoder):
+    """The network of Crafter's scoreboard PPO: stable-baselines3's ``CnnPolicy`` feature extractor
+    (the DQN paper's CNN) on the image alone, scaled to [0, 1]; sample-factory adds the linear policy
+    and value heads. Run without a recurrent core (``use_rnn=False``), it has SB3's parameter count.
+    The inventory counts are not read (the published agent saw them only as drawn in the image)."""
+
+    FEATURES = 512
+
+    def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
+        super().__init__(cfg)
+        h, w, c = obs_space["image"].shape
+        self.cnn = nn.Sequential(
+            nn.Conv2d(c, 32, 8, stride=4), nn.ReLU(),
+            nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(),
+            nn.Flatten(),
+        )
+        with torch.no_grad():
+            cnn_out = self.cnn(torch.zeros(1, c, h, w)).shape[1]  # 1,024 for 64x64 images
+        self.linear = nn.Sequential(nn.Linear(cnn_out, self.FEATURES), nn.ReLU())
+        self.conditioning = ConditioningBranch(obs_space, policy_keys)
+        self.out_size = self.FEATURES + self.conditioning.out_size
+
+    def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        image = obs["image"].float().permute(0, 3, 1, 2) / 255.0
+        return self.conditioning.joined([self.linear(self.cnn(image))], obs)
 
     def get_out_size(self) -> int:
         return self.out_size

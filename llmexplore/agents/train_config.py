@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,14 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 #: the reward scaling of its published protocol).
 GENERIC_DEFAULTS: dict[str, Any] = dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0)
 
-#: ``-t preset=...``: settings applied where the run does not set them itself. "published" is the
-#: APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch 4,096, reward scale 0.1,
-#: sample-factory's 512-unit recurrent core) with the NLE baseline network, on a GPU.
-PRESETS: dict[str, dict[str, Any]] = {
-    "published": dict(network="published", num_workers=24, envs_per_worker=20, batch_size=4096,
-                      reward_scale=0.1, rnn_size=512, device="gpu"),
-}
-
 
 def family_defaults(family: str) -> dict[str, Any]:
     """The training defaults of an environment family (the generic ones for a family not registered)."""
@@ -27,6 +19,26 @@ def family_defaults(family: str) -> dict[str, Any]:
 
     found = find_family(family)
     return {**GENERIC_DEFAULTS, **(found.train_defaults if found else {})}
+
+
+def family_presets(family: str) -> Mapping[str, Mapping[str, Any]]:
+    """The ``-t preset=<name>`` choices of an environment family (none for a family not registered)."""
+    from llmexplore.envs.registry import find_family
+
+    found = find_family(family)
+    return found.presets if found else {}
+
+
+def preset_settings(family: str, preset: str) -> Mapping[str, Any]:
+    """The settings a family's preset fills in; a clear error for a name the family does not offer."""
+    choices = family_presets(family)
+    if preset not in choices:
+        from llmexplore.errors import ConfigError
+
+        offered = f"offer preset={' or preset='.join(choices)}" if choices else "offer no preset"
+        raise ConfigError(f"train.preset '{preset}' is not available for {family} tasks",
+                          hint=f"{family} tasks {offered}")
+    return choices[preset]
 
 
 def network_encoder(family: str, network: str) -> str:
@@ -58,9 +70,12 @@ class TrainConfig(BaseModel):
     rnn_size: int = Field(256, ge=8)
     network: Literal["small", "published"] = Field(
         "small", description="policy network: small (ours, sized for a CPU) or one the family offers "
-                             "(NetHack: published, the NLE baseline network Motif's and ONI's code define)")
-    preset: Literal["published"] | None = Field(
-        None, description="published: Motif's and ONI's APPO settings and network, for GPU runs (PRESETS)")
+                             "(published: NetHack: the NLE baseline network Motif's and ONI's code define; "
+                             "Crafter: the scoreboard PPO's CNN)")
+    preset: str | None = Field(
+        None, description="a family's named training setup (EnvFamily.presets), filled in where the run "
+                          "leaves settings unset; published: NetHack: Motif's and ONI's APPO settings and network, "
+                          "for GPU runs; Crafter: the scoreboard's PPO (stable-baselines3's defaults)")
     device: Literal["cpu", "gpu", "auto"] = "cpu"
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
     torch_threads: int | None = Field(
@@ -73,11 +88,17 @@ class TrainConfig(BaseModel):
     sf_args: dict[str, Any] = Field(default_factory=dict, description="raw sample-factory options, for experts")
 
     def resolved(self, family: str) -> "TrainConfig":
-        """A copy with every family default filled in."""
+        """A copy with the preset's settings and every family default filled in.
+
+        Raises ``ConfigError`` for a preset the family does not offer.
+        """
         defaults = family_defaults(family)
         values = self.model_dump()
-        for key, value in PRESETS.get(self.preset or "", {}).items():
-            if key not in self.model_fields_set:
+        preset = preset_settings(family, self.preset) if self.preset is not None else {}
+        for key, value in preset.items():
+            if key == "sf_args":  # merged: the run's own sample-factory options win
+                values[key] = {**value, **self.sf_args}
+            elif key not in self.model_fields_set:
                 values[key] = value
         for key, value in defaults.items():
             if values.get(key) is None:

@@ -54,7 +54,7 @@ def sf_argv(settings: RunSettings) -> list[str]:
         "num_workers": train.num_workers,
         "num_envs_per_worker": train.envs_per_worker,
         "worker_num_splits": 2 if train.envs_per_worker % 2 == 0 else 1,
-        "batch_size": train.batch_size,
+        "batch_size": train.batch_size,  # one minibatch per update, unless sf_args split it
         "rollout": train.rollout,
         "recurrence": train.rollout,
         "use_rnn": True,
@@ -137,6 +137,7 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
     torch.set_num_threads(train_config.torch_threads)  # sample-factory leaves this alone in serial mode
     cfg = build_sf_config(settings)
     runner = (SerialTrainer if train_config.serial else ParallelTrainer)(cfg)
+    samples_per_update = cfg.batch_size * cfg.num_batches_per_epoch  # sample-factory's batch_size: minibatch
 
     started = time.time()
 
@@ -169,7 +170,7 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
         here to ask, otherwise the iteration added one batch."""
         worker = runner.learners.get(0) if train_config.serial else None
         learner = getattr(worker, "learner", None)
-        return int(learner.env_steps) if learner is not None else learner_steps() + cfg.batch_size
+        return int(learner.env_steps) if learner is not None else learner_steps() + samples_per_update
 
     class Progress(AlgoObserver):
         def on_training_step(self, runner_, training_iteration_since_resume: int) -> None:

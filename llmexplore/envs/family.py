@@ -78,6 +78,9 @@ class EnvFamily:
     train_defaults: Mapping[str, Any]
     #: ``-t network=<key>`` -> network; "small" is the default
     networks: Mapping[str, Network]
+    #: ``-t preset=<key>`` -> training settings (``TrainConfig`` fields) filled in where a run leaves them
+    #: unset; a preset's ``sf_args`` are merged under the run's own
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: observation keys RND and APT read by default (empty: every key)
     novelty_keys: tuple[str, ...] = ()
     normalization: Normalization | None = None
@@ -96,6 +99,11 @@ class EnvFamily:
     def __post_init__(self) -> None:
         if "small" not in self.networks:
             raise ValueError(f"family '{self.name}' must offer a 'small' network")
+        for preset, settings in self.presets.items():
+            network = settings.get("network", "small")
+            if network not in self.networks:
+                raise ValueError(f"preset '{preset}' of family '{self.name}' names the network '{network}', "
+                                 f"which the family does not offer")
         for task in self.tasks:
             if task.family != self.name or not task.name.startswith(f"{self.name}:"):
                 raise ValueError(f"task '{task.name}' does not belong to family '{self.name}'")

@@ -74,8 +74,9 @@ def test_the_published_constants_stay_where_they_were():
 
 def test_networks_by_family():
     assert network_encoder("nethack", "published") == "nethack-published"
-    with pytest.raises(ConfigError, match="not available for crafter tasks") as info:
-        network_encoder("crafter", "published")
+    assert network_encoder("crafter", "published") == "crafter-published"
+    with pytest.raises(ConfigError, match="not available for housekeep tasks") as info:
+        network_encoder("housekeep", "published")
     assert "network=small" in info.value.hint
 
 

@@ -61,12 +61,13 @@ def test_crop_is_centred_on_the_hero_and_reads_glyph_zero_beyond_the_map():
     assert (corner[:8] == 0).all() and (corner[:, :8] == 0).all() and corner[8, 8] == glyphs[0, 0, 0]
 
 
-def test_small_stays_the_default_and_published_is_nethack_only():
+def test_small_stays_the_default_and_published_is_the_familys_own():
     assert TrainConfig().network == "small"
     assert network_encoder("nethack", "small") == "nethack"
     assert network_encoder("nethack", "published") == "nethack-published"
-    with pytest.raises(ConfigError, match="not available for crafter"):
-        network_encoder("crafter", "published")
+    assert network_encoder("crafter", "published") == "crafter-published"
+    with pytest.raises(ConfigError, match="not available for housekeep"):
+        network_encoder("housekeep", "published")
 
 
 def test_published_preset_fills_what_the_run_leaves_unset():

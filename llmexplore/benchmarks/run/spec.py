@@ -89,7 +89,9 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
         attempt("method", lambda: method.check_run(check))
     if method is not None and options is not None and method.uses_lm and check_device:
         attempt("lm", lambda: check_lm(spec.lm))
-    train = spec.train.resolved(task.family if task else "generic")
+    # a preset the family does not offer is reported with the rest; the checks below then see no preset
+    train = (attempt("train", lambda: spec.train.resolved(task.family if task else "generic"))
+             or spec.train.model_copy(update={"preset": None}).resolved(task.family if task else "generic"))
     if adapter is not None:
         attempt("train", lambda: network_encoder(task.family, train.network))
     budget = spec.steps or (task.default_budget if task else 0)
@@ -139,6 +141,16 @@ def _check_training(train: TrainConfig, budget: int, check_device: bool = True) 
         ))
     if train.batch_size % train.rollout != 0:
         problems.append(("train", f"train.batch_size {train.batch_size} must be a multiple of train.rollout {train.rollout}"))
+    minibatch = train.sf_args.get("batch_size", train.batch_size)
+    minibatches = train.sf_args.get("num_batches_per_epoch", 1)
+    split = isinstance(minibatch, int) and isinstance(minibatches, int)
+    if split and minibatch * minibatches != train.batch_size:
+        # sample-factory's batch_size is its minibatch; an update takes num_batches_per_epoch of them
+        problems.append(("train",
+            f"train.sf_args.batch_size (the minibatch) x sf_args.num_batches_per_epoch = {minibatch} x "
+            f"{minibatches} = {minibatch * minibatches} must equal train.batch_size {train.batch_size} "
+            f"(env steps per update); set them so they match"
+        ))
     if train.device == "gpu" and check_device:
         import torch
 

@@ -13,6 +13,21 @@ from llmexplore.envs.family import EnvFamily, Network, Normalization, ScreenFact
 NAME = "crafter"
 BUDGET = 1_000_000  # Crafter's benchmark protocol
 
+#: ``-t preset=published``: stable-baselines3's PPO defaults, which the scoreboard's PPO row ran
+#: (danijar/crafter-baselines, ppo/main.py), in sample-factory 2.1.1's option names. Our
+#: ``batch_size`` is the samples per update; sample-factory's ``batch_size`` is the minibatch.
+PUBLISHED_PPO = dict(
+    network="published", num_workers=1, envs_per_worker=16, rollout=64, batch_size=2048,
+    learning_rate=3e-4, gamma=0.99, reward_scale=1.0,
+    sf_args=dict(
+        batch_size=64, num_batches_per_epoch=32, num_epochs=10, shuffle_minibatches=True,
+        use_rnn=False, recurrence=1,
+        ppo_clip_ratio=0.2, ppo_clip_value=1e6,  # value clipping off, as clip_range_vf=None
+        exploration_loss_coeff=0.0, value_loss_coeff=0.5, max_grad_norm=0.5, adam_eps=1e-5,
+        normalize_returns=False, gae_lambda=0.95, nonlinearity="relu", value_bootstrap=False,
+    ),
+)
+
 FAMILY = EnvFamily(
     name=NAME,
     title="Crafter",
@@ -28,7 +43,14 @@ FAMILY = EnvFamily(
                  default_budget=BUDGET, reward_free=True, default_ext_coef=0.0),
     ),
     train_defaults=dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
-    networks={"small": Network("crafter", "llmexplore.agents.encoders:CrafterEncoder")},
+    networks={
+        "small": Network("crafter", "llmexplore.agents.encoders:CrafterEncoder"),
+        # the scoreboard PPO's network: stable-baselines3's CnnPolicy (NatureCNN on the image alone)
+        "published": Network("crafter-published", "llmexplore.agents.encoders:CrafterPublishedEncoder"),
+    },
+    # the scoreboard's PPO: stable-baselines3's PPO('CnnPolicy') with every default (2,048 env steps per
+    # update, 10 epochs of 64-sample minibatches, lr 3e-4, ...) in sample-factory; docs/crafter.md
+    presets={"published": PUBLISHED_PPO},
     novelty_keys=("image",),
     normalization=Normalization(
         "score", 1.55, 50.53,

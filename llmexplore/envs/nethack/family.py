@@ -75,6 +75,12 @@ FAMILY = EnvFamily(
         # the NLE baseline network Motif's and ONI's code define (agents/nle_baseline.py)
         "published": Network("nethack-published", "llmexplore.agents.nle_baseline:NLEBaselineEncoder"),
     },
+    # the APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch 4,096, reward
+    # scale 0.1, sample-factory's 512-unit recurrent core) with the NLE baseline network, on a GPU
+    presets={
+        "published": dict(network="published", num_workers=24, envs_per_worker=20, batch_size=4096,
+                          reward_scale=0.1, rnn_size=512, device="gpu"),
+    },
     novelty_keys=("crop", "blstats"),
     normalization=Normalization("progression", 0.0, 100.0, "BALROG progression in percent: 100 = ascension"),
     extra_columns=("score", "depth", "experience_level", "gold", "kills"),
