@@ -20,7 +20,7 @@ def test_the_published_preset_trains_with_many_optimiser_steps_per_update(tmp_pa
     env = dict(os.environ, PYTHONPATH=str(REPO))
     done = subprocess.run(
         [sys.executable, "-m", "llmexplore", "run", "--method", "none", "--task", "crafter:reward",
-         "--steps", "8192", "-t", "preset=published", "--out", str(out), "--quiet"],
+         "--steps", "4096", "-t", "preset=published", "--out", str(out), "--quiet"],
         capture_output=True, text=True, env=env, timeout=1200)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1])["status"] == "complete"
@@ -34,6 +34,6 @@ def test_the_published_preset_trains_with_many_optimiser_steps_per_update(tmp_pa
     checkpoint = sorted((out / "sf").rglob("checkpoint_*.pth"))[-1]
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     updates = state["env_steps"] // 2048
-    assert state["env_steps"] >= 8192 and updates >= 4
+    assert state["env_steps"] >= 4096 and updates >= 2
     assert state["train_step"] == updates * 10 * 32  # 10 epochs of 32 minibatches per update, not 1
     assert sum(v.numel() for k, v in state["model"].items() if k.startswith("encoder.")) == 600_736
