@@ -107,7 +107,7 @@ def run_cli(*args: str, families: str) -> subprocess.CompletedProcess:
 
 
 def test_a_family_named_in_the_variable_is_listed_by_every_process():
-    result = run_cli("envs", "--json", families="tests.fixtures.grid_world:FAMILY")
+    result = run_cli("envs", "--keys", "--json", families="tests.fixtures.grid_world:FAMILY")
     assert result.returncode == 0, result.stderr
     rows = {r["task"]: r for r in json.loads(result.stdout)}
     assert rows["gridworld:corner"]["obs_keys"] == ["grid", "position"]
