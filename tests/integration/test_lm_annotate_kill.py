@@ -80,7 +80,9 @@ def test_sigint_and_sigterm_stop_with_a_clear_message_and_the_rerun_finishes(tmp
     for sig in (signal.SIGINT, signal.SIGTERM):
         ds = tmp_path / f"stopped-{sig.name}"
         make_dataset(ds, pairs)
-        proc = annotate(ds, "--lm", "options.latency_s=0.1")
+        # 0.4 s per batch of 10 leaves seconds between the 40th label and the end, so the signal
+        # lands mid-job even on a loaded machine (at 0.1 s the job could finish first)
+        proc = annotate(ds, "--lm", "options.latency_s=0.4")
         labels_path = ds / NAME
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
