@@ -90,17 +90,22 @@ class NetHackEncoder(Encoder):
         return self.out_size
 
 
+def dqn_stem(channels: int, activation: type[nn.Module]) -> nn.Sequential:
+    """The DQN paper's convolutions (8x8/4, 4x4/2, 3x3/1; 32, 64, 64 channels), flattened."""
+    return nn.Sequential(
+        nn.Conv2d(channels, 32, 8, stride=4), activation(),
+        nn.Conv2d(32, 64, 4, stride=2), activation(),
+        nn.Conv2d(64, 64, 3, stride=1), activation(),
+        nn.Flatten(),
+    )
+
+
 class CrafterEncoder(Encoder):
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
         super().__init__(cfg)
         h, w, c = obs_space["image"].shape
         # the DQN-style stride-4 stem: 5-6x cheaper on a CPU than stride-2 stems of similar depth
-        self.cnn = nn.Sequential(
-            nn.Conv2d(c, 32, 8, stride=4), nn.ELU(),
-            nn.Conv2d(32, 64, 4, stride=2), nn.ELU(),
-            nn.Conv2d(64, 64, 3, stride=1), nn.ELU(),
-            nn.Flatten(),
-        )
+        self.cnn = dqn_stem(c, nn.ELU)
         with torch.no_grad():
             cnn_out = self.cnn(torch.zeros(1, c, h, w)).shape[1]
         self.image_head = nn.Sequential(nn.Linear(cnn_out, 256), nn.ELU())
@@ -128,12 +133,7 @@ class CrafterPublishedEncoder(Encoder):
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
         super().__init__(cfg)
         h, w, c = obs_space["image"].shape
-        self.cnn = nn.Sequential(
-            nn.Conv2d(c, 32, 8, stride=4), nn.ReLU(),
-            nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
-            nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(),
-            nn.Flatten(),
-        )
+        self.cnn = dqn_stem(c, nn.ReLU)
         with torch.no_grad():
             cnn_out = self.cnn(torch.zeros(1, c, h, w)).shape[1]  # 1,024 for 64x64 images
         self.linear = nn.Sequential(nn.Linear(cnn_out, self.FEATURES), nn.ReLU())

@@ -174,12 +174,6 @@ class TransformersBackend(LanguageModel):
         rows = [ctx + list(head) for ctx in contexts for head in heads]
         prefix_len, cache = self._shared_prefix(rows)
         suffixes = [r[prefix_len:] for r in rows]
-        width = max(len(s) for s in suffixes)
-        pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([s + [pad] * (width - len(s)) for s in suffixes], device=self.device)
-        mask = torch.zeros((len(rows), prefix_len + width), dtype=torch.long, device=self.device)
-        for r, s in enumerate(suffixes):
-            mask[r, :prefix_len + len(s)] = 1
         # positions (row, index in the suffix) whose next-token distribution an option token needs
         wanted: dict[tuple[int, int], int] = {}
         plan: list[list[list[tuple[int, int]]]] = []
@@ -192,16 +186,28 @@ class TransformersBackend(LanguageModel):
                                    for j, tok in enumerate(opt)])
             plan.append(per_option)
         with torch.inference_mode():
-            past = None
-            if cache is not None:
-                past = copy.deepcopy(cache)
-                past.batch_repeat_interleave(len(rows))
-            with self._precision():
-                hidden = self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
-                                                  use_cache=past is not None).last_hidden_state
+            hidden = self._hidden_after_prefix(suffixes, prefix_len, cache)
             where = list(wanted)
             logp = self._log_softmax(hidden[[r for r, _ in where], [i for _, i in where]])
         return [[float(sum(logp[k, t] for k, t in steps)) for steps in per_option] for per_option in plan]
+
+    def _hidden_after_prefix(self, suffixes: list[list[int]], prefix_len: int, cache: Any) -> Any:
+        """Final hidden states of token rows that all continue the shared prefix in ``cache`` (copied and
+        repeated per row, so the cache stays reusable; none: the rows stand alone), right-padded."""
+        torch = self._torch
+        width = max(len(s) for s in suffixes)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in suffixes], device=self.device)
+        mask = torch.zeros((len(suffixes), prefix_len + width), dtype=torch.long, device=self.device)
+        for r, s in enumerate(suffixes):
+            mask[r, :prefix_len + len(s)] = 1
+        past = None
+        if cache is not None:
+            past = copy.deepcopy(cache)
+            past.batch_repeat_interleave(len(suffixes))
+        with self._precision():
+            return self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
+                                            use_cache=past is not None).last_hidden_state
 
     def _log_softmax(self, hidden: Any) -> Any:
         """Next-token log-probabilities from final hidden states; the vocabulary projection at full
@@ -237,20 +243,8 @@ class TransformersBackend(LanguageModel):
         if prefix_len:
             before, after = self._prefix_token_logprobs(tuple(rows[0][:prefix_len]))
         suffixes = [r[prefix_len:] for r in rows]
-        width = max(len(s) for s in suffixes)
-        ids = torch.tensor([s + [self.tokenizer.pad_token_id] * (width - len(s)) for s in suffixes],
-                           device=self.device)
-        mask = torch.zeros((len(rows), prefix_len + width), dtype=torch.long, device=self.device)
-        for r, s in enumerate(suffixes):
-            mask[r, :prefix_len + len(s)] = 1
         with torch.inference_mode():
-            past = None
-            if cache is not None:
-                past = copy.deepcopy(cache)
-                past.batch_repeat_interleave(len(rows))
-            with self._precision():
-                hidden = self.model.get_decoder()(input_ids=ids, attention_mask=mask, past_key_values=past,
-                                                  use_cache=past is not None).last_hidden_state
+            hidden = self._hidden_after_prefix(suffixes, prefix_len, cache)
             found = self._next_token_logprobs(hidden, suffixes)
         for r, s in enumerate(suffixes):
             values: list[float | None] = [None] + list(before) if prefix_len else [None]
