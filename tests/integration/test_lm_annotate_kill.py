@@ -21,11 +21,17 @@ REPO = Path(__file__).resolve().parents[2]
 NAME = f"preference/{ORACLE_ANNOTATOR}_msg_defaultgoal_default.npy"
 
 
+def _default_sigint() -> None:
+    """A shell's background job (``cmd &``) starts with SIGINT ignored, and Python keeps an ignored SIGINT
+    ignored: give the command the disposition a terminal user's process has, whatever ran pytest."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def annotate(ds: Path, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen([sys.executable, "-m", "llmexplore", "lm", "annotate", str(ds), "--quiet",
                              "--batch-size", "10", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=REPO)
+                            text=True, env=env, cwd=REPO, preexec_fn=_default_sigint)
 
 
 def finish(proc: subprocess.Popen) -> dict:
@@ -80,9 +86,7 @@ def test_sigint_and_sigterm_stop_with_a_clear_message_and_the_rerun_finishes(tmp
     for sig in (signal.SIGINT, signal.SIGTERM):
         ds = tmp_path / f"stopped-{sig.name}"
         make_dataset(ds, pairs)
-        # 0.4 s per batch of 10 leaves seconds between the 40th label and the end, so the signal
-        # lands mid-job even on a loaded machine (at 0.1 s the job could finish first)
-        proc = annotate(ds, "--lm", "options.latency_s=0.4")
+        proc = annotate(ds, "--lm", "options.latency_s=0.1")
         labels_path = ds / NAME
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
