@@ -68,10 +68,12 @@ class LanguageModel(ABC):
                              hint="use answer=generate, or a backend that scores: transformers, vllm, or openai "
                                   "with the completion endpoint on a server that echoes prompt log-probabilities")
 
-    def prompt_logprobs(self, prompts: Sequence[str]) -> list[list[tuple[str, int, float | None]]]:
+    def prompt_logprobs(self, prompts: Sequence[str],
+                        starts: Sequence[int] | None = None) -> list[list[tuple[str, int, float | None]]]:
         """Each prompt's tokens as (text, character offset, log P(token | the tokens before it)).
 
-        The first token has no context and gets None, as OpenAI-style ``echo`` replies give it.
+        The first token has no context and gets None, as OpenAI-style ``echo`` replies give it; with
+        ``starts`` (a character offset per prompt), so do the tokens that start before it.
         """
         from llmexplore.lm.errors import LMRequestError
 

@@ -287,11 +287,12 @@ class CachedLM(LanguageModel):
             found.update(fresh)
         return [list(found[k]) for k in keys]
 
-    def prompt_logprobs(self, prompts: Sequence[str]) -> list[list[tuple[str, int, float | None]]]:
+    def prompt_logprobs(self, prompts: Sequence[str],
+                        starts: Sequence[int] | None = None) -> list[list[tuple[str, int, float | None]]]:
         """Not cached: a server computes them for each echo request."""
         self.backend_calls += 1
         self.backend_prompts += len(prompts)
-        return self.backend.prompt_logprobs(prompts)
+        return self.backend.prompt_logprobs(prompts, starts)
 
     def stats(self) -> dict[str, object]:
         return {**self.cache.stats(), "backend_calls": self.backend_calls, "backend_prompts": self.backend_prompts}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from typing import Any
 
 from llmexplore.cli import Handler, command, parse_option_pairs
@@ -185,7 +187,15 @@ def _serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
                           hint="choose another --port (0 picks a free one)") from None
     finally:
-        lm.close()
+        if not server.busy:
+            lm.close()
+    if server.busy:
+        # a model call cannot be interrupted, and Python would wait for it at exit (minutes for a large
+        # batch on a CPU); the cache holds every answer already returned, the running batch's are dropped
+        print("llmexplore lm serve: stopped; the backend batch that was running is dropped", file=sys.stderr,
+              flush=True)
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from llmexplore.errors import UserError, require
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import SamplingParams
-from llmexplore.lm.server_requests import RequestError, RequestLimits, read_echo, read_request
+from llmexplore.lm.server_requests import RequestError, RequestLimits, read_echo, read_echo_from, read_request
 from llmexplore.lm.server_schedule import FairQueue, Job
 
 
@@ -46,7 +46,12 @@ class Faults:
         return any((self.slow_rate, self.error_rate, self.rate_limit_rate, self.drop_rate, self.garbage_rate))
 
 
-#: the batch key of echo jobs: their prompts' log-probabilities, not completions, are computed
+class ServerStopping(Exception):
+    """The server stops before a request's batch ran or finished."""
+
+
+#: the batch key of echo jobs: their prompts' log-probabilities, not completions, are computed; their
+#: prompts are (text, offset of the first character whose tokens are scored)
 PROMPT_LOGPROBS = "prompt-logprobs"
 
 
@@ -66,6 +71,9 @@ class LMServer:
         self._batcher: asyncio.Task | None = None
         self._runner: Any = None
         self.started = time.time()
+        #: a backend batch is running in the worker thread (it cannot be interrupted)
+        self.busy = False
+        self._running: list[Any] = []  # that batch's slices
 
     # -- app -------------------------------------------------------------------------------
     def app(self) -> Any:
@@ -98,6 +106,15 @@ class LMServer:
         return site._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
+        """Answer every waiting request with 503 at once (a running model call cannot be interrupted, and
+        the HTTP server would otherwise wait for its requests), then close."""
+        if self._batcher is not None:
+            self._batcher.cancel()
+        stopping = ServerStopping("the LM server is shutting down")
+        for piece in self._running:
+            piece.job.fail(stopping)
+        if self._queue is not None:
+            self._queue.fail_all(stopping)
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -108,12 +125,16 @@ class LMServer:
         while True:
             params, slices = await self._queue.next_batch(self.max_batch)
             prompts = [p for piece in slices for p in piece.prompts()]
+            self._running = slices
             self.counters["backend_batches"] += 1
+            self.counters["echo_from_prompts"] += sum(1 for p in prompts if params == PROMPT_LOGPROBS and p[1])
             try:
-                if params == PROMPT_LOGPROBS:
-                    answers = await loop.run_in_executor(self._executor, self.lm.prompt_logprobs, prompts)
+                if params == PROMPT_LOGPROBS:  # echo jobs' prompts are (text, first character scored)
+                    answers = await loop.run_in_executor(self._executor, self._call, self.lm.prompt_logprobs,
+                                                         [p for p, _ in prompts], [f for _, f in prompts])
                 else:
-                    answers = await loop.run_in_executor(self._executor, self.lm.generate, prompts, params)
+                    answers = await loop.run_in_executor(self._executor, self._call, self.lm.generate, prompts,
+                                                         params)
             except Exception as exc:  # hand the error to every request with a slice in this batch
                 for piece in slices:
                     piece.job.fail(exc)
@@ -124,6 +145,14 @@ class LMServer:
                 if not piece.job.done():
                     piece.job.fill(piece.start, answers[start:start + size])
                 start += size
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a backend call in the worker thread, marking the server busy while it runs."""
+        self.busy = True
+        try:
+            return fn(*args)
+        finally:
+            self.busy = False
 
     async def _generate(self, prompts: list[str], params: SamplingParams,
                         client: Any = None) -> list[Completion]:
@@ -173,6 +202,7 @@ class LMServer:
         try:
             prompts, params = read_request(body, chat, self.model_name, self.limits)
             echo, generate = read_echo(body, chat)
+            echo_from = read_echo_from(body, echo)
         except RequestError as exc:
             self.counters[f"http_{exc.status}"] += 1
             return self._error(exc.status, str(exc), exc.code)
@@ -183,11 +213,14 @@ class LMServer:
         echoed: list[Any] | None = None
         try:
             if echo and params.logprobs is not None:  # batched with other clients' echo requests
-                echoed = await self._generate(prompts, PROMPT_LOGPROBS, _client_of(request))  # type: ignore[arg-type]
+                echoed = await self._generate([(p, echo_from) for p in prompts],  # type: ignore[arg-type]
+                                              PROMPT_LOGPROBS, _client_of(request))  # type: ignore[arg-type]
             if generate:
                 answers = await self._generate(prompts, params, _client_of(request))
             else:
                 answers = [Completion("", "length", ()) for _ in prompts]
+        except ServerStopping as exc:
+            return self._error(503, str(exc), "server_shutting_down")
         except UserError as exc:
             self.counters["backend_errors"] += 1
             return self._error(400, str(exc))

@@ -54,6 +54,24 @@ def read_echo(body: Any, chat: bool) -> tuple[bool, bool]:
     return echo, not (zero and echo)  # max_tokens 0 without echo is refused by ``read_request``
 
 
+#: llmexplore's extension to echo requests: a character offset into every prompt; only the tokens that
+#: start at or after it get log-probabilities (the others null), so the server projects only those positions
+#: onto the vocabulary (what a client scoring answer options needs). Other servers ignore or refuse it.
+ECHO_FROM = "echo_logprobs_from"
+
+
+def read_echo_from(body: dict[str, Any], echo: bool) -> int:
+    """The ``echo_logprobs_from`` offset of an echo request (0: every token)."""
+    value = body.get(ECHO_FROM)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RequestError(400, f"`{ECHO_FROM}` must be a non-negative integer (a character offset into each prompt)")
+    if not echo:
+        raise RequestError(400, f"`{ECHO_FROM}` only applies with `echo`: true")
+    return value
+
+
 def read_request(body: Any, chat: bool, model: str,
                  limits: RequestLimits) -> tuple[list[str], SamplingParams]:
     """The prompts and sampling parameters of a request body; ``RequestError`` for anything wrong."""

@@ -70,6 +70,13 @@ class FairQueue:
     def waiting(self) -> int:
         return sum(len(q) for q in self._clients.values())
 
+    def fail_all(self, exc: BaseException) -> None:
+        """End every waiting job with ``exc`` (the server is stopping)."""
+        for queue in self._clients.values():
+            for job in queue:
+                job.fail(exc)
+        self._clients.clear()
+
     def _drop_finished(self) -> None:
         for client in list(self._clients):
             queue = self._clients[client]

@@ -138,3 +138,67 @@ def test_answers_of_a_failed_batch_are_kept_and_never_asked_again(tmp_path: Path
     assert labels == ask(OracleLM(), question, items, P).labels
     # every prompt the server answered is answered once: failed batches lost nothing
     assert stats["prompts"] == len(items) == lm.cache.counters.stored
+
+
+class StrictEchoServer:
+    """A third-party-like server on a real port: it echoes prompts with one token per character (log-probability
+    -1 each, the first None) and refuses fields it does not know, as OpenAI's API does."""
+
+    def __init__(self) -> None:
+        import asyncio
+        import threading
+
+        from aiohttp import web
+
+        self.bodies: list[dict] = []
+        app = web.Application()
+        app.router.add_get("/v1/models", lambda r: web.json_response({"object": "list", "data": [
+            {"id": "strict", "object": "model", "owned_by": "someone"}]}))
+        app.router.add_post("/v1/completions", self._completions)
+        self._loop = asyncio.new_event_loop()
+        self._runner = web.AppRunner(app)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        self._loop.run_until_complete(site.start())
+        self.base_url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1"
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+
+    async def _completions(self, request):
+        from aiohttp import web
+
+        body = await request.json()
+        self.bodies.append(body)
+        unknown = sorted(set(body) - {"model", "prompt", "echo", "logprobs", "max_tokens", "temperature"})
+        if unknown:
+            return web.json_response({"error": {"message": f"Unrecognized request argument supplied: {unknown[0]}",
+                                                "type": "invalid_request_error"}}, status=400)
+        choices = [{"index": i, "text": p, "finish_reason": "length",
+                    "logprobs": {"tokens": list(p), "token_logprobs": [None] + [-1.0] * (len(p) - 1),
+                                 "top_logprobs": [None] * len(p), "text_offset": list(range(len(p)))}}
+                   for i, p in enumerate(body["prompt"])]
+        return web.json_response({"id": "x", "object": "text_completion", "choices": choices})
+
+    def close(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def test_scoring_asks_again_without_the_extension_a_server_refuses():
+    """Scoring requests carry `echo_logprobs_from` (our server then scores only the options); a server that
+    refuses the field gets the same request without it, and later requests leave it out."""
+    server = StrictEchoServer()
+    try:
+        lm = OpenAIBackend("strict", server.base_url, endpoint="completion")
+        try:
+            assert lm.score(["Which?"], "Preferred:", [" 1", " 22"]) == [[-2.0, -3.0]]
+            assert lm.score(["Again?"], "Preferred:", [" 333"]) == [[-4.0]]
+        finally:
+            lm.close()
+    finally:
+        server.close()
+    assert ["echo_logprobs_from" in b for b in server.bodies] == [True, False, False]
+    assert server.bodies[0]["echo_logprobs_from"] == len("Which?\nPreferred:")

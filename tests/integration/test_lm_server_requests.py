@@ -75,6 +75,10 @@ BAD_COMPLETION = [
     ("echo-text", {"echo": "yes"}, "`echo` must be true or false"),
     ("max_tokens-zero-without-echo", {"max_tokens": 0}, "`max_tokens` must be between 1 and"),
     ("echo-logprobs-oracle", {"echo": True, "logprobs": 0}, "cannot compute prompt log-probabilities"),
+    ("echo-from-negative", {"echo": True, "logprobs": 0, "echo_logprobs_from": -1},
+     "`echo_logprobs_from` must be a non-negative integer"),
+    ("echo-from-text", {"echo": True, "echo_logprobs_from": "5"}, "`echo_logprobs_from` must be a non-negative"),
+    ("echo-from-without-echo", {"echo_logprobs_from": 3}, "only applies with `echo`: true"),
 ]
 
 

@@ -175,19 +175,85 @@ def test_reduced_precision_is_part_of_the_model_id(monkeypatch, tmp_path):
         tb.TransformersBackend("model.gguf", autocast="int4")
 
 
+def test_prompt_logprobs_from_an_offset_equal_the_full_ones_there(backend):
+    """Scoring only the tokens from a character offset on gives those tokens the values the full
+    computation gives them, and None before (what a server's partial echo returns)."""
+    question = MotifPreference()
+    contexts = [question.prompt(p) + "\n" + question.score_lead for p in
+                [("You kill the newt!", "It's solid stone."), ("", "The door opens.")]]
+    prompts = [c + o for c in contexts for o in question.score_options]
+    starts = [len(c) for c in contexts for _ in question.score_options]
+    full = backend.prompt_logprobs(prompts)
+    partial = backend.prompt_logprobs(prompts, starts)
+    for whole, part, start in zip(full, partial, starts):
+        assert [t for t, _, _ in whole] == [t for t, _, _ in part]
+        assert any(o >= start for _, o, _ in part)
+        for (_, offset, v), (_, _, w) in zip(part, whole):
+            if offset < start:
+                assert v is None
+            else:
+                assert v is not None and abs(v - w) < 2e-3
+
+
 @pytest.mark.slow
 def test_scoring_over_http_equals_in_process_scoring(backend):
-    """`lm serve --backend transformers` echoes prompt log-probabilities; the openai client scores with them."""
+    """`lm serve --backend transformers` echoes prompt log-probabilities; the openai client scores with them,
+    asking for the options' tokens only, and retries a scoring request the server fails."""
     from tests.helpers.lm_server import ServerProcess
 
     question = MotifPreference()
     prompts = [question.prompt(p) for p in [("You kill the newt!", "It's solid stone."), ("", "The door opens.")]]
     options = list(question.score_options)
-    with ServerProcess("--backend", "transformers", "--model", str(gemma.assemble()), timeout=600) as server:
+    # the fault seed makes the third request of the session fail with HTTP 500
+    with ServerProcess("--backend", "transformers", "--model", str(gemma.assemble()), "--error-rate", "0.5",
+                       timeout=600) as server:
         with make_lm({"backend": "openai", "base_url": server.base_url, "model": server.model,
                       "endpoint": "completion", "answer": "score", "cache": ":memory:"}) as lm:
             remote = lm.score(prompts, question.score_lead, options)
-            labels = ask(lm, question, [("You kill the newt!", "It's solid stone.")], SamplingParams()).labels
-        assert server.stats()["echoed_prompts"] >= len(prompts) * len(options)
+            labels = ask(lm, question, [("The door opens.", "You kill the newt!")], SamplingParams()).labels
+            assert lm.backend.retry_counts.get("http 500", 0) >= 1
+        stats = server.stats()
+        assert stats["echoed_prompts"] >= len(prompts) * len(options)
+        assert stats["echo_from_prompts"] >= len(prompts) * len(options)
     assert np.allclose(remote, backend.score(prompts, question.score_lead, options), atol=2e-3)
     assert labels[0] in (0, 1, 2)
+
+
+@pytest.mark.slow
+def test_serve_stops_on_sigterm_while_a_batch_runs():
+    """A model call cannot be interrupted; the server still exits at once and says the batch is dropped."""
+    import json
+    import signal
+    import threading
+    import time
+    import urllib.request
+
+    from tests.helpers.lm_server import ServerProcess
+
+    server = ServerProcess("--backend", "transformers", "--model", str(gemma.assemble()), timeout=600)
+    try:
+        body = json.dumps({"model": server.model, "prompt": [f"{i}: " + "You see here a scroll. " * 60
+                                                             for i in range(64)], "echo": True,
+                           "logprobs": 0, "max_tokens": 0}).encode()
+        request = urllib.request.Request(server.base_url + "/completions", data=body,
+                                         headers={"Content-Type": "application/json"})
+        threading.Thread(target=lambda: _ignore_errors(urllib.request.urlopen, request, timeout=600),
+                         daemon=True).start()
+        deadline = time.monotonic() + 60
+        while server.stats().get("backend_batches", 0) < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        start = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(20)
+        assert time.monotonic() - start < 10
+        assert server.proc.returncode == 0
+        assert "batch that was running is dropped" in server.proc.stderr.read()
+    finally:
+        server.kill()
+
+
+def _ignore_errors(call, *args, **kwargs) -> None:
+    try:
+        call(*args, **kwargs)
+    except OSError:
+        pass

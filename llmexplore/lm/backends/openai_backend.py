@@ -14,7 +14,10 @@ which cuts the client's per-request cost when the model is fast.
 Answer scoring (``score``) needs the completion endpoint and a server that echoes the
 prompt's token log-probabilities (``echo`` with ``logprobs``, as vLLM's server does): the
 prompt, the answer's lead and each option are sent as one text, and the option's score is
-the sum over the tokens that start at or after the option.
+the sum over the tokens that start at or after the option. Scoring requests carry the
+extension field ``echo_logprobs_from`` (the option's character offset): ``llmexplore lm
+serve`` then computes only the options' log-probabilities; a server that refuses the field
+is asked again without it. Scoring requests are retried like generation's.
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ import asyncio
 import json
 import random
 import threading
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from llmexplore.errors import require
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import LMRequestError, LMUnavailableError, ModelNotFoundError
+from llmexplore.lm.server_requests import ECHO_FROM
+
+T = TypeVar("T")
 
 _RETRY_STATUS = {408, 409, 425, 429}
 #: requests in flight per client (each client has its own connection pool)
@@ -68,6 +74,8 @@ class OpenAIBackend(LanguageModel):
             raise LMRequestError("prompts_per_request > 1 needs the completion endpoint (chat takes one prompt)")
         self.prompts_per_request = prompts_per_request
         self.supports_scoring = endpoint == "completion"
+        #: send ``echo_logprobs_from`` with scoring requests (dropped once a server refuses it)
+        self._echo_from = True
         self._api_key = api_key or "EMPTY"
         self._rng = random.Random()
         #: attempts that failed and were retried, by cause (for reports and tests)
@@ -197,20 +205,32 @@ class OpenAIBackend(LanguageModel):
         return self._run(batch())
 
     async def _score_one(self, context: str, options: Sequence[str]) -> list[float]:
-        """One request per prompt: its options' texts together, echoed with log-probabilities, no answer."""
+        """One request per prompt: its options' texts together, echoed with log-probabilities, no answer.
+        Retried like generation; asks the server to score only the options' tokens (``echo_logprobs_from``,
+        understood by ``llmexplore lm serve``) until a server refuses that field, then the whole text."""
         client = await self._slots.get()
         try:
-            data = await self._post(client, "/completions", {
-                "model": self._model, "prompt": [context + o for o in options], "echo": True, "logprobs": 0,
-                "max_tokens": 0, "temperature": 0.0})
-        except self._openai.BadRequestError as exc:  # e.g. a server that cannot compute prompt log-probabilities
-            raise LMRequestError(f"the LM server at {self.base_url} refused to echo prompt log-probabilities "
-                                 f"({_short(exc)})", hint="answer=score needs a server that supports echo with "
-                                 "logprobs on /completions; use answer=generate otherwise") from None
+            choices = await self._retrying(lambda: self._echo(client, context, options), refused=self._echo_refused)
         finally:
             self._slots.put_nowait(client)
-        choices = sorted(_choices(data, len(options)), key=lambda c: c.get("index", 0))
         return [self._option_logprob(choice, len(context), len(context + o)) for choice, o in zip(choices, options)]
+
+    async def _echo(self, client: Any, context: str, options: Sequence[str]) -> list[dict[str, Any]]:
+        body: dict[str, Any] = {"model": self._model, "prompt": [context + o for o in options], "echo": True,
+                                "logprobs": 0, "max_tokens": 0, "temperature": 0.0}
+        if self._echo_from:
+            body[ECHO_FROM] = len(context)
+        return _choices(await self._post(client, "/completions", body), len(options))
+
+    def _echo_refused(self, exc: Exception) -> Exception | None:
+        """What a 4xx to a scoring request means: a server that does not take our extension field gets the
+        request again without it (None: retry now); otherwise a clear error naming what scoring needs."""
+        if self._echo_from and ECHO_FROM in str(exc):
+            self._echo_from = False
+            return None
+        return LMRequestError(f"the LM server at {self.base_url} refused to echo prompt log-probabilities "
+                              f"({_short(exc)})", hint="answer=score needs a server that supports echo with "
+                              "logprobs on /completions; use answer=generate otherwise")
 
     def _option_logprob(self, choice: dict[str, Any], start: int, end: int) -> float:
         lp = choice.get("logprobs") or {}
@@ -231,10 +251,17 @@ class OpenAIBackend(LanguageModel):
             self._slots.put_nowait(client)
 
     async def _attempts(self, client: Any, prompts: list[str], params: SamplingParams) -> list[Completion]:
+        return await self._retrying(lambda: self._request(client, prompts, params))
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]],
+                        refused: Callable[[Exception], Exception | None] | None = None) -> T:
+        """``call()`` until it answers: transient failures are retried with backoff and jitter; a wrong
+        model and an invalid request stop at once (``refused`` may name what a 4xx means, or return None
+        to have the call made again at once, e.g. after dropping an optional field)."""
         attempt = 0
         while True:
             try:
-                return await self._request(client, prompts, params)
+                return await call()
             except self._openai.NotFoundError as exc:
                 served = await self._served_or_empty()
                 raise ModelNotFoundError(f"the LM server at {self.base_url} does not serve model "
@@ -243,9 +270,12 @@ class OpenAIBackend(LanguageModel):
             except self._openai.APIStatusError as exc:
                 status = exc.status_code
                 if status < 500 and status not in _RETRY_STATUS:
-                    raise LMRequestError(f"the LM server rejected a request with HTTP {status}: {_short(exc)}",
-                                         hint="check the model's context length, max_tokens and the API key"
-                                         ) from None
+                    error = refused(exc) if refused is not None else LMRequestError(
+                        f"the LM server rejected a request with HTTP {status}: {_short(exc)}",
+                        hint="check the model's context length, max_tokens and the API key")
+                    if error is None:
+                        continue
+                    raise error from None
                 cause = f"http {status}"
             except self._openai.APITimeoutError:
                 cause = "timeout"

@@ -69,9 +69,10 @@ class TransformersBackend(LanguageModel):
         self.autocast = autocast
         suffix = "" if dtype == "float32" and not autocast else f"@{autocast or dtype}"
         self._model_id = Path(model).expanduser().name.removesuffix(".gguf") + suffix  # type: ignore[arg-type]
-        self._prefix: tuple[tuple[int, ...], Any] | None = None
-        #: the shared prefix's own token log-probabilities and the next-token ones after it (``prompt_logprobs``)
-        self._prefix_logprobs: tuple[tuple[int, ...], list[float], Any] | None = None
+        #: the kept shared prefix, its key/value cache and its last position's final hidden state
+        self._prefix: tuple[tuple[int, ...], Any, Any] | None = None
+        #: the shared prefix's own token log-probabilities (``prompt_logprobs``)
+        self._prefix_logprobs: tuple[tuple[int, ...], list[float]] | None = None
         self._option_ids: dict[tuple[str, ...], list[list[int]]] = {}
 
     @property
@@ -221,78 +222,103 @@ class TransformersBackend(LanguageModel):
         return torch.log_softmax(logits, dim=-1)
 
     # -- prompt log-probabilities (what a server's echo replies carry) ----------------------
-    def prompt_logprobs(self, prompts: Sequence[str]) -> list[list[tuple[str, int, float | None]]]:
-        """Every prompt token with its offset and log-probability; prompts are used as given (no template)."""
+    def prompt_logprobs(self, prompts: Sequence[str],
+                        starts: Sequence[int] | None = None) -> list[list[tuple[str, int, float | None]]]:
+        """Every prompt token with its offset and log-probability; prompts are used as given (no template).
+
+        ``starts`` (a character offset per prompt) limits the work to the tokens that start at or after it
+        (the others get None): projecting a position onto the vocabulary costs more than the model's own
+        layers for a small model with a large vocabulary, and a scoring client needs only the options' tail.
+        """
         tok = self.tokenizer
         encoded = [tok(p, return_offsets_mapping=True) for p in prompts]
         rows = [e.input_ids for e in encoded]
+        firsts = [0] * len(rows) if starts is None else [
+            next((j for j, span in enumerate(e.offset_mapping) if span[0] >= start), len(e.input_ids))
+            for e, start in zip(encoded, starts)]
         out: list[list[tuple[str, int, float | None]]] = [[] for _ in prompts]
         order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
         for start in range(0, len(order), self.batch_size):
             chunk = order[start:start + self.batch_size]
-            for i, values in zip(chunk, self._token_logprobs([rows[i] for i in chunk])):
+            found = self._token_logprobs([rows[i] for i in chunk], [firsts[i] for i in chunk])
+            for i, values in zip(chunk, found):
                 out[i] = [(tok.decode([t]), int(span[0]), v)
                           for t, span, v in zip(rows[i], encoded[i].offset_mapping, values)]
         return out
 
-    def _token_logprobs(self, rows: list[list[int]]) -> list[list[float | None]]:
+    def _token_logprobs(self, rows: list[list[int]], firsts: list[int]) -> list[list[float | None]]:
+        """log P(token | tokens before it) for each row's tokens from index ``firsts[row]`` on (None before)."""
         torch = self._torch
-        out: list[list[float | None]] = [[None] for _ in rows]
         prefix_len, cache = self._shared_prefix(rows)
-        before, after = [], None  # the prefix's token log-probabilities; log-probabilities after it
+        before: list[float | None] = []  # the prefix's own tokens after its first
+        after = None  # the next-token log-probabilities right after the prefix
         if prefix_len:
-            before, after = self._prefix_token_logprobs(tuple(rows[0][:prefix_len]))
+            before = [None] * (prefix_len - 1)
+            if min(firsts) < prefix_len:
+                before = list(self._prefix_token_logprobs(tuple(rows[0][:prefix_len])))
+            if min(firsts) <= prefix_len:
+                with torch.inference_mode():
+                    after = self._log_softmax(self._prefix_last_hidden)
         suffixes = [r[prefix_len:] for r in rows]
+        skips = [max(0, f - prefix_len - 1) for f in firsts]
         with torch.inference_mode():
             hidden = self._hidden_after_prefix(suffixes, prefix_len, cache)
-            found = self._next_token_logprobs(hidden, suffixes)
+            found = self._next_token_logprobs(hidden, suffixes, skips)
+        out: list[list[float | None]] = []
         for r, s in enumerate(suffixes):
-            values: list[float | None] = [None] + list(before) if prefix_len else [None]
+            values: list[float | None] = [None]
             if prefix_len:
-                values.append(float(after[s[0]]))
-            out[r] = values + found[r]
+                values += before
+                values.append(float(after[s[0]]) if after is not None and firsts[r] <= prefix_len else None)
+            values += found[r]
+            out.append([None if i < firsts[r] else v for i, v in enumerate(values)])
         return out
 
-    def _next_token_logprobs(self, hidden: Any, suffixes: list[list[int]], chunk: int = 64) -> list[list[float]]:
-        """log P(s[p + 1] | ..., s[p]) for every row. A position's distribution depends only on the tokens up
-        to it, so rows that start alike (one prompt's option texts) share those positions' projections onto
-        the vocabulary, the costly part; positions are projected in chunks to bound memory."""
-        torch = self._torch
+    def _next_token_logprobs(self, hidden: Any, suffixes: list[list[int]], skips: list[int],
+                             chunk: int = 64) -> list[list[float | None]]:
+        """log P(s[p + 1] | ..., s[p]) for every row from position ``skips[row]`` on (None before). A
+        position's distribution depends only on the tokens up to it, so rows that start alike (one prompt's
+        option texts) share those positions' projections onto the vocabulary, the costly part; positions are
+        projected in chunks to bound memory."""
         node: dict[tuple[int, int], int] = {}  # (parent position, token) -> position id
         where: list[tuple[int, int]] = []  # position id -> (row, index) of its first occurrence
         wanted: dict[tuple[int, int], float] = {}  # (position id, next token) -> log-probability
-        paths: list[list[tuple[int, int]]] = []
+        paths: list[list[tuple[int, int] | None]] = []
         for r, s in enumerate(suffixes):
             parent, path = -1, []
             for i, t in enumerate(s[:-1]):
                 parent = node.setdefault((parent, t), len(where))
                 if parent == len(where):
                     where.append((r, i))
+                if i < skips[r]:
+                    path.append(None)
+                    continue
                 path.append((parent, s[i + 1]))
                 wanted[(parent, s[i + 1])] = 0.0
             paths.append(path)
         keys = sorted(wanted)
-        for start in range(0, len(where), chunk):
-            ids = range(start, min(start + chunk, len(where)))
+        positions = sorted({k for k, _ in keys})  # only the positions some wanted token needs
+        for start in range(0, len(positions), chunk):
+            ids = positions[start:start + chunk]
             logp = self._log_softmax(hidden[[where[k][0] for k in ids], [where[k][1] for k in ids]])
-            here = [(k, t) for k, t in keys if start <= k < start + chunk]
-            values = logp[[k - start for k, _ in here], [t for _, t in here]].tolist()
+            row_of = {k: j for j, k in enumerate(ids)}
+            here = [(k, t) for k, t in keys if k in row_of]
+            values = logp[[row_of[k] for k, _ in here], [t for _, t in here]].tolist()
             wanted.update(zip(here, values))
-        return [[wanted[key] for key in path] for path in paths]
+        return [[None if key is None else wanted[key] for key in path] for path in paths]
 
-    def _prefix_token_logprobs(self, prefix: tuple[int, ...]) -> tuple[list[float], Any]:
-        """The shared prefix's own token log-probabilities (after its first token) and the next-token
-        log-probabilities after it, computed once per prefix."""
+    def _prefix_token_logprobs(self, prefix: tuple[int, ...]) -> list[float]:
+        """The shared prefix's own token log-probabilities (after its first token), computed once per prefix."""
         if self._prefix_logprobs is None or self._prefix_logprobs[0] != prefix:
             torch = self._torch
             with torch.inference_mode():
                 with self._precision():
                     hidden = self.model.get_decoder()(input_ids=torch.tensor([list(prefix)], device=self.device)
                                                       ).last_hidden_state[0]
-                logp = self._log_softmax(hidden)
+                logp = self._log_softmax(hidden[:-1])
                 own = logp[torch.arange(len(prefix) - 1), torch.tensor(prefix[1:])].tolist()
-            self._prefix_logprobs = (prefix, own, logp[-1])
-        return self._prefix_logprobs[1], self._prefix_logprobs[2]
+            self._prefix_logprobs = (prefix, own)
+        return self._prefix_logprobs[1]
 
     def _shared_prefix(self, rows: list[list[int]]) -> tuple[int, Any]:
         """The token prefix all rows share (kept once, its key/value cache reused by later batches)."""
@@ -302,7 +328,7 @@ class TransformersBackend(LanguageModel):
         while common < shortest - 1 and all(r[common] == first[common] for r in rows):
             common += 1
         if self._prefix is not None:
-            kept, cache = self._prefix
+            kept, cache, _ = self._prefix
             if len(kept) <= common and tuple(first[:len(kept)]) == kept:
                 return len(kept), cache
             # what the kept prefix and these rows share is the part every prompt starts with (a template's
@@ -316,9 +342,16 @@ class TransformersBackend(LanguageModel):
             return 0, None
         ids = self._torch.tensor([first[:common]], device=self.device)
         with self._torch.inference_mode(), self._precision():
-            cache = self.model.get_decoder()(input_ids=ids, use_cache=True).past_key_values
-        self._prefix = (tuple(first[:common]), cache)
+            out = self.model.get_decoder()(input_ids=ids, use_cache=True)
+        cache = out.past_key_values
+        self._prefix = (tuple(first[:common]), cache, out.last_hidden_state[0, -1])
         return common, cache
+
+    @property
+    def _prefix_last_hidden(self) -> Any:
+        """The kept prefix's last final hidden state: the next-token distribution after it, one projection."""
+        assert self._prefix is not None
+        return self._prefix[2]
 
     def close(self) -> None:
         self.model = None
