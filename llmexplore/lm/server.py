@@ -127,7 +127,6 @@ class LMServer:
             prompts = [p for piece in slices for p in piece.prompts()]
             self._running = slices
             self.counters["backend_batches"] += 1
-            self.counters["echo_from_prompts"] += sum(1 for p in prompts if params == PROMPT_LOGPROBS and p[1])
             try:
                 if params == PROMPT_LOGPROBS:  # echo jobs' prompts are (text, first character scored)
                     answers = await loop.run_in_executor(self._executor, self._call, self.lm.prompt_logprobs,
@@ -230,6 +229,7 @@ class LMServer:
         self.counters["prompts"] += len(prompts)
         self.counters["completed"] += 1
         self.counters["echoed_prompts"] += len(prompts) if echo else 0
+        self.counters["echo_from_prompts"] += len(prompts) if echo and echo_from else 0
         reply = _reply(self.model_name, answers, chat, params)
         if echo:
             _add_echo(reply, prompts, echoed)
