@@ -17,6 +17,7 @@ the actors computed. The runners below swap this learner into sample-factory's
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Optional
 
@@ -47,7 +48,9 @@ class IntrinsicLearner(Learner):
     def init(self):
         self.settings = RunSettings.from_cfg(self.cfg)
         method_cls, options = self.settings.method_class_and_options()
-        self.method = method_cls(options, self.settings.method_context(), self.env_info.obs_space)
+        context = dataclasses.replace(self.settings.method_context(),
+                                      num_actions=getattr(self.env_info.action_space, "n", None))
+        self.method = method_cls(options, context, self.env_info.obs_space)
         run = self.settings.run  # the resolved run, as the run folder's resolved.json holds it
         self.ext_coef = run.ext_coef
         self.int_coef = run.int_coef

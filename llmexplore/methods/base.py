@@ -63,6 +63,9 @@ class MethodContext:
     run_dir: Path
     device: str = "cpu"
     lm: Mapping[str, Any] = field(default_factory=dict)
+    #: the task's number of discrete actions where the caller knows it (the learner does); None: a
+    #: method that needs it builds one env to read it (``inverse_dynamics.action_count``)
+    num_actions: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,195 @@
+"""E3B: exploration via elliptical episodic bonuses (Henaff et al., 2022), trained online in the learner.
+
+Each transition pays how far its successor's embedding lies outside the ellipse spanned by the
+embeddings of the episode's earlier observations:
+
+    b_t = φ(s_{t+1})ᵀ C_t⁻¹ φ(s_{t+1}),    C_t = λI + Σ_{i≤t} φ(s_i) φ(s_i)ᵀ,
+
+with C_t⁻¹ kept per env, started at I/λ and updated by rank one (Sherman–Morrison) after each bonus,
+``C⁻¹ ← C⁻¹ − u uᵀ / (1 + b)`` with ``u = C⁻¹ φ``, and reset when an episode starts (its first
+observation enters C at once). The transition that ends an episode pays 0: what follows it is the next
+episode's first observation. The published actors paid φ(s_t)'s bonus on transition t and 0 on an
+episode's first step; paying φ(s_{t+1})'s on transition t is the suite's convention (docs/METHODS.md,
+"Whose observation pays"): the same bonuses, one step earlier. Bonuses are divided by their running
+standard deviation (published ``reward_norm=int``; ``normalize``).
+
+φ is the family's small policy encoder (``inverse_dynamics.py``) trained by inverse dynamics on every
+learner batch. The bonus is computed in the learner on the batch's own steps, env by env
+(``episodic.py``), with the φ of that moment, as the authors' sample-factory version does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Mapping
+
+from pydantic import Field
+
+from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.registry import register_method
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import numpy as np
+    import torch
+
+
+class E3BOptions(MethodOptions):
+    ridge: float = Field(0.1, gt=0, allow_inf_nan=False, description="λ of C_0 = λI (published 0.1)")
+    embed_dim: int = Field(256, gt=0, le=4096,
+                           description="size of the embedding φ (published: 1,024 with IMPALA, 256 with APPO)")
+    lr: float = Field(1e-4, gt=0, allow_inf_nan=False, description="Adam learning rate of φ and the inverse head")
+    network: str = Field("small", description="the family's policy network φ copies (its architecture, fresh weights)")
+    normalize: bool = Field(True, description="divide bonuses by their running standard deviation (published)")
+    precision: Literal["float32", "float64"] = Field(
+        "float64", description="dtype of the per-env C⁻¹: float64 keeps Sherman-Morrison exact over long episodes")
+
+
+@register_method
+class E3B(IntrinsicReward):
+    name = "e3b"
+    description = "E3B: elliptical episodic bonus in an inverse-dynamics embedding (LM-free)"
+    default_int_coef = 1.0  # published on MiniHack, with normalised bonuses
+    Options = E3BOptions
+
+    def __init__(self, options: E3BOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        import torch
+
+        from llmexplore.methods.common import RunningMeanStd
+        from llmexplore.methods.inverse_dynamics import InverseDynamics, action_count
+
+        super().__init__(options, context, obs_space)
+        torch.manual_seed(context.seed)
+        self.model = InverseDynamics(context.task, obs_space, options.network, options.embed_dim,
+                                     action_count(context)).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.lr)
+        self.dtype = getattr(torch, options.precision)
+        #: env uid -> C⁻¹ of its current episode, [D, D]
+        self.inverse_covariance: dict[int, torch.Tensor] = {}
+        self.bonus_stats = RunningMeanStd(()).to(self.device)
+        self._bonus_sum, self._bonus_count = 0.0, 0
+
+    @classmethod
+    def check_run(cls, run: CheckContext) -> None:
+        super().check_run(run)
+        check_embedding(cls.name, run)
+
+    # -- the bonus -----------------------------------------------------------------------------------
+    def _fresh(self, count: int) -> torch.Tensor:
+        import torch
+
+        eye = torch.eye(self.options.embed_dim, dtype=self.dtype, device=self.device) / self.options.ridge
+        return eye.expand(count, -1, -1).clone()
+
+    def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """[N, T] bonuses (normalised unless ``normalize`` is off); advances each env's C⁻¹."""
+        bonus = self.raw_bonus(batch)
+        self._bonus_sum += float(bonus.sum())
+        self._bonus_count += bonus.numel()
+        if not self.options.normalize:
+            return bonus.float()
+        self.bonus_stats.update(bonus)
+        return (bonus / self.bonus_stats.std).float()
+
+    def raw_bonus(self, batch: RewardBatch) -> torch.Tensor:
+        """b_t of every transition, [N, T] (``precision`` dtype), env by env in time order."""
+        import torch
+
+        from llmexplore.methods.episodic import rounds, row_envs
+        from llmexplore.methods.inverse_dynamics import flat_steps
+
+        n, t = batch.shape
+        with torch.no_grad():
+            phi = self.model.embed(flat_steps(batch.obs)).reshape(n, t + 1, -1).to(self.dtype)
+        uids = row_envs(batch)
+        bonus = torch.zeros(n, t, dtype=self.dtype, device=self.device)
+        dones = batch.dones.to(self.device) != 0
+        for rows in rounds(uids, n):
+            bonus[rows] = self._episode_bonuses(phi[rows], dones[rows], None if uids is None else uids[rows])
+        return bonus
+
+    def _episode_bonuses(self, phi: torch.Tensor, dones: torch.Tensor, uids: np.ndarray | None) -> torch.Tensor:
+        """Bonuses of R rows, one per env, step by step. phi [R, T+1, D] (index 0: the observation the
+        row starts from), dones [R, T] -> [R, T]. A row of an env not seen before starts an episode."""
+        import torch
+
+        r, t1, _ = phi.shape
+        known = [uids is not None and int(u) in self.inverse_covariance for u in (uids if uids is not None else range(r))]
+        cov_inv = torch.stack([self.inverse_covariance[int(uids[i])] if known[i] else self._fresh(1)[0]
+                               for i in range(r)])
+        starting = torch.tensor([not k for k in known], device=phi.device)
+        self._absorb(cov_inv, phi[:, 0], starting)
+        bonus = torch.zeros(r, t1 - 1, dtype=phi.dtype, device=phi.device)
+        reset = self._fresh(1)[0]
+        for step in range(t1 - 1):
+            ended = dones[:, step]
+            b = self._absorb(cov_inv, phi[:, step + 1], ~ended)
+            bonus[:, step] = torch.where(ended, torch.zeros_like(b), b)
+            if bool(ended.any()):  # the next episode starts from the observation just seen
+                cov_inv[ended] = reset
+                self._absorb(cov_inv, phi[:, step + 1], ended)
+        if uids is not None:
+            for row, uid in enumerate(uids.tolist()):
+                self.inverse_covariance[int(uid)] = cov_inv[row]
+        return bonus
+
+    @staticmethod
+    def _absorb(cov_inv: torch.Tensor, h: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """b = hᵀC⁻¹h with the current C⁻¹, then C⁻¹ ← (C + hhᵀ)⁻¹ in place, for ``rows`` ([R] bool) only.
+        cov_inv [R, D, D], h [R, D] -> b [R] (0 where a row is left alone)."""
+        import torch
+
+        u = torch.bmm(cov_inv, h.unsqueeze(2)).squeeze(2)           # [R, D]
+        b = (h * u).sum(dim=1).clamp_min(0.0)                       # [R]
+        scale = torch.where(rows, 1.0 / (1.0 + b), torch.zeros_like(b))
+        cov_inv -= scale[:, None, None] * u.unsqueeze(2) * u.unsqueeze(1)
+        return torch.where(rows, b, torch.zeros_like(b))
+
+    # -- training φ ----------------------------------------------------------------------------------
+    def update(self, batch: RewardBatch) -> dict[str, float]:
+        from llmexplore.methods.inverse_dynamics import flat_steps, inverse_loss, within_episode
+
+        phi_all = self.model.embed(flat_steps(batch.obs))
+        n, t = batch.shape
+        phi_all = phi_all.reshape(n, t + 1, -1)
+        phi_now, phi_next = phi_all[:, :-1].reshape(n * t, -1), phi_all[:, 1:].reshape(n * t, -1)
+        keep = within_episode(batch.dones.to(self.device))
+        loss, accuracy = inverse_loss(self.model, phi_now, phi_next, batch.actions.to(self.device), keep)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        return {"e3b_inverse_loss": float(loss.detach()), "e3b_inverse_accuracy": accuracy}
+
+    def metrics(self) -> dict[str, float]:
+        mean = self._bonus_sum / self._bonus_count if self._bonus_count else float("nan")
+        self._bonus_sum, self._bonus_count = 0.0, 0
+        return {"e3b_bonus_mean": mean, "e3b_open_episodes": float(len(self.inverse_covariance))}
+
+    # -- state -----------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "bonus_stats": self.bonus_stats.state_dict(),
+                "inverse_covariance": {u: c.cpu() for u, c in self.inverse_covariance.items()}}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.bonus_stats.load_state_dict(state["bonus_stats"])
+        self.inverse_covariance = {int(u): c.to(self.device, self.dtype)
+                                   for u, c in state.get("inverse_covariance", {}).items()}
+
+    def state_summary(self) -> dict[str, Any]:
+        return {"open_episodes": len(self.inverse_covariance)}
+
+
+def check_embedding(method: str, run: CheckContext) -> None:
+    """Refuse, before any work, an observation the family encoder that φ copies cannot read."""
+    from llmexplore.errors import ConfigError
+    from llmexplore.methods.inverse_dynamics import family_encoder
+
+    try:
+        family_encoder(run.task, run.obs_space, run.options.network)  # type: ignore[attr-defined]
+    except KeyError as exc:
+        raise ConfigError(
+            f"method '{method}' embeds states with the '{run.options.network}' network of family "  # type: ignore[attr-defined]
+            f"'{run.task.family}', which reads the observation key {exc}, absent from task '{run.task.name}'",
+            hint="choose another `network` option, or a task whose observation has that key") from None

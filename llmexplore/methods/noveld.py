@@ -1,0 +1,159 @@
+"""NovelD: reward crossing into novelty, once per episode (Zhang et al., 2021), trained online.
+
+    r_int(s_t → s_{t+1}) = max(N(s_{t+1}) − α · N(s_t), 0) · 1[s_{t+1} is visited for the first time this episode]
+
+N is RND's novelty (``rnd.py``: the same target and predictor networks over the same normalised keys),
+taken as the L2 norm of the prediction error as in the published code; α = 0.5. The first-visit
+indicator counts states per env and episode in the learner (``episodic.py``); a state is the exact
+bytes of ``count_keys`` (default: every key of the observation, the published "full observation";
+the episode's first observation counts as visited). Rewards are divided by their running standard
+deviation (``normalize``), as the E3B paper's NovelD baseline on MiniHack did; the original code did not
+normalise. ELLM's variant, used as its ``noveld`` flag, is ``alpha=1, first_visit=false``.
+A transition that ended an episode pays 0: its successor is the next episode's first observation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, Mapping
+
+from pydantic import Field
+
+from llmexplore.envs.base import ENV_UID_KEY
+from llmexplore.methods.base import CheckContext, MethodContext, RewardBatch, no_grad
+from llmexplore.methods.registry import register_method
+from llmexplore.methods.rnd import RND, RNDOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import numpy as np
+    import torch
+
+
+class NovelDOptions(RNDOptions):
+    alpha: float = Field(0.5, ge=0, le=100, allow_inf_nan=False,
+                         description="α, how much of the novelty of s_t is subtracted (published 0.5; ELLM's flag: 1)")
+    first_visit: bool = Field(True, description="pay only a state's first visit in the episode (published; ELLM's flag: off)")
+    count_keys: tuple[str, ...] | None = Field(
+        None, description="observation keys whose exact values make the episodic state (default: every key)")
+    normalize: bool = Field(True, description="divide rewards by their running standard deviation")
+
+
+@register_method
+class NovelD(RND):
+    name = "noveld"
+    description = "NovelD: positive novelty difference of RND, on first visits within an episode (LM-free)"
+    default_int_coef = 0.5  # the published code's default coefficient
+    Options = NovelDOptions
+
+    def __init__(self, options: NovelDOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+        from llmexplore.methods.common import RunningMeanStd
+
+        super().__init__(options, context, obs_space)
+        self.count_keys = options.count_keys or tuple(k for k in obs_space.spaces if k != ENV_UID_KEY)
+        #: env uid -> digests of the states its current episode has visited
+        self.visited: dict[int, set[bytes]] = {}
+        self.reward_stats = RunningMeanStd(()).to(self.device)
+        self._first_visit_share = (0, 0)
+
+    @classmethod
+    def check_run(cls, run: CheckContext) -> None:
+        from llmexplore.errors import ConfigError
+
+        super().check_run(run)
+        missing = [k for k in (run.options.count_keys or ()) if k not in run.obs_space.spaces]  # type: ignore[attr-defined]
+        if missing:
+            raise ConfigError(f"noveld's count_keys {missing} are not observation keys of task '{run.task.name}'",
+                              hint=f"choose among {sorted(k for k in run.obs_space.spaces if k != ENV_UID_KEY)}")
+
+    # -- novelty ------------------------------------------------------------------------------------
+    @no_grad
+    def novelty(self, obs: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """N(s) = ‖f_pred(s) − f_target(s)‖₂ of every observation, [N, T'] for obs [N, T', ...]."""
+        n, t = next(iter(obs.values())).shape[:2]
+        inputs = self._normalized(obs)
+        return (self.predictor(inputs) - self.target(inputs)).norm(dim=1).reshape(n, t)
+
+    def state_digests(self, obs: Mapping[str, torch.Tensor]) -> np.ndarray:
+        """One digest per observation of the episodic state's bytes, [N, T'] of 16-byte strings."""
+        import numpy as np
+
+        n, t = next(iter(obs.values())).shape[:2]
+        parts = [obs[k].reshape(n * t, -1).cpu().numpy() for k in self.count_keys]
+        digests = np.empty(n * t, dtype=object)
+        for i in range(n * t):
+            h = hashlib.blake2b(digest_size=16)
+            for part in parts:
+                h.update(part[i].tobytes())
+            digests[i] = h.digest()
+        return digests.reshape(n, t)
+
+    def first_visits(self, batch: RewardBatch) -> torch.Tensor:
+        """[N, T] 1.0 where s_{t+1} is new to its episode (0 on the transition that ends one); updates
+        each env's visited set in time order."""
+        import torch
+
+        from llmexplore.methods.episodic import rounds, row_envs
+
+        n, t = batch.shape
+        digests = self.state_digests(batch.obs)
+        dones = batch.dones.cpu().numpy() != 0
+        uids = row_envs(batch)
+        first = torch.zeros(n, t)
+        for rows in rounds(uids, n):
+            for row in rows.tolist():
+                uid = None if uids is None else int(uids[row])
+                seen = self.visited.get(uid) if uid is not None else None
+                if seen is None:  # an env not seen before starts an episode here
+                    seen = {digests[row, 0]}
+                for step in range(t):
+                    state = digests[row, step + 1]
+                    if dones[row, step]:
+                        seen = {state}  # the next episode starts from this observation
+                        continue
+                    if state not in seen:
+                        seen.add(state)
+                        first[row, step] = 1.0
+                if uid is not None:
+                    self.visited[uid] = seen
+        return first.to(self.device)
+
+    def reward(self, batch: RewardBatch) -> torch.Tensor:
+        import torch
+
+        novelty = self.novelty(batch.obs)  # [N, T+1]
+        raw = (novelty[:, 1:] - self.options.alpha * novelty[:, :-1]).clamp_min(0.0)
+        within = (batch.dones.to(self.device) == 0).to(raw.dtype)
+        if self.options.first_visit:
+            first = self.first_visits(batch)
+            self._first_visit_share = (self._first_visit_share[0] + int(first.sum()),
+                                       self._first_visit_share[1] + first.numel())
+            within = within * first
+        raw = raw * within
+        if not self.options.normalize:
+            return raw
+        self.reward_stats.update(raw)
+        return (raw / self.reward_stats.std.to(raw.dtype)).to(torch.float32)
+
+    def metrics(self) -> dict[str, float]:
+        seen, total = self._first_visit_share
+        self._first_visit_share = (0, 0)
+        out = {"noveld_open_episodes": float(len(self.visited))}
+        if total:
+            out["noveld_first_visit_share"] = seen / total
+        return out
+
+    # -- state ---------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        state["reward_stats"] = self.reward_stats.state_dict()
+        state["visited"] = {uid: sorted(seen) for uid, seen in self.visited.items()}
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.reward_stats.load_state_dict(state["reward_stats"])
+        self.visited = {int(uid): set(seen) for uid, seen in state.get("visited", {}).items()}
+
+    def state_summary(self) -> dict[str, Any]:
+        return {"open_episodes": len(self.visited), "visited_states": sum(len(s) for s in self.visited.values())}
