@@ -180,13 +180,17 @@ def _observation_keys(task: Any) -> list[str]:
         return [f"unavailable: {exc.message}"]
 
 
-@command("methods", "list exploration methods")
+@command("methods", "list exploration methods; with a name, that method's options and defaults")
 def _methods(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("name", nargs="?", help="one method: each option with its default (the published value "
+                                           "unless its Deviations row says otherwise) and what it does")
     p.add_argument("--json", action="store_true")
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.methods import list_methods
+        from llmexplore.methods import get_method, list_methods
 
+        if args.name:
+            return _method_options(get_method(args.name), args.json)
         rows = [{"method": m.name, "c_int": m.default_int_coef, "needs_keys": list(m.required_keys),
                  "uses_lm": m.uses_lm, "options": list(m.Options.model_fields), "description": m.description}
                 for m in list_methods()]
@@ -199,6 +203,21 @@ def _methods(p: argparse.ArgumentParser) -> Handler:
         return 0
 
     return handle
+
+
+def _method_options(method: Any, as_json: bool) -> int:
+    """One method's options: name, default, description (``-m name=value`` sets one)."""
+    rows = [{"option": name, "default": field.get_default(call_default_factory=True),
+             "description": field.description or ""}
+            for name, field in method.Options.model_fields.items()]
+    if as_json:
+        print(json.dumps({"method": method.name, "c_int": method.default_int_coef, "options": rows},
+                         indent=2, default=str))
+        return 0
+    print(f"{method.name}: {method.description}; default c_int {method.default_int_coef}")
+    _table(["option", "default", "description"],
+           [[r["option"], "-" if r["default"] is None else r["default"], r["description"]] for r in rows])
+    return 0
 
 
 @command("schema", "print the JSON Schema of run records")

@@ -9,11 +9,15 @@ reward of a transition is the particle estimate of entropy at its next observati
 
 so states far from the others in representation space pay more. Neighbours come from a
 random subset of the batch (``reference_size``) to keep the distance matrix small on a CPU.
+
+``representation=icm`` is the variant ELLM compared against on Crafter (its ``icm_apt`` baseline, after
+URLB's ICM-APT): the representation is ICM's feature map (``icm.py``), trained by its inverse and forward
+losses with equal weights, instead of the contrastive one; the particle reward is the same.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import Field
 
@@ -27,12 +31,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class APTOptions(MethodOptions):
-    keys: tuple[str, ...] | None = Field(None, description="observation keys the representation reads")
-    k: int = Field(12, ge=1, description="nearest neighbours in the particle estimate")
-    feature_dim: int = Field(64, gt=0)
-    lr: float = Field(1e-4, gt=0)
-    temperature: float = Field(0.5, gt=0, description="InfoNCE temperature")
-    reference_size: int = Field(1024, ge=16, description="batch samples used as neighbours")
+    representation: Literal["contrastive", "icm"] = Field(
+        "contrastive", description="contrastive (APT, URLB) or icm (ELLM's icm_apt baseline: ICM's feature map)")
+    keys: tuple[str, ...] | None = Field(None, description="observation keys the contrastive representation reads")
+    k: int = Field(12, ge=1, le=1024, description="nearest neighbours in the particle estimate (published 12)")
+    feature_dim: int = Field(64, gt=0, le=4096, description="size of the representation")
+    lr: float = Field(1e-4, gt=0, allow_inf_nan=False, description="Adam learning rate of the representation")
+    temperature: float = Field(0.5, gt=0, allow_inf_nan=False, description="InfoNCE temperature (contrastive)")
+    reference_size: int = Field(1024, ge=16, le=65536, description="batch samples used as neighbours")
 
 
 @register_method
@@ -48,6 +54,16 @@ class APT(IntrinsicReward):
         from llmexplore.methods.common import ObservationFeatures, RunningMeanStd
 
         super().__init__(options, context, obs_space)
+        self.distance_stats = RunningMeanStd(()).to(self.device)
+        self._generator = torch.Generator(device="cpu").manual_seed(context.seed)
+        if options.representation == "icm":
+            from llmexplore.methods.icm import ICM, ICMOptions
+
+            # ELLM's icm_apt sums the forward and inverse losses: beta 0.5 weighs them equally
+            self.icm: Any = ICM(ICMOptions(beta=0.5, embed_dim=options.feature_dim, lr=options.lr), context,
+                                obs_space)
+            return
+        self.icm = None
         self.keys = self.needed_keys(context.task, options) or tuple(obs_space.spaces)
         spaces = {k: obs_space.spaces[k] for k in self.keys}
         torch.manual_seed(context.seed)
@@ -55,12 +71,28 @@ class APT(IntrinsicReward):
         self.projector = torch.nn.Linear(options.feature_dim, options.feature_dim).to(self.device)
         params = list(self.encoder.parameters()) + list(self.projector.parameters())
         self.optimizer = torch.optim.Adam(params, lr=options.lr)
-        self.distance_stats = RunningMeanStd(()).to(self.device)
-        self._generator = torch.Generator(device="cpu").manual_seed(context.seed)
+
+    @classmethod
+    def check_run(cls, run) -> None:
+        super().check_run(run)
+        if run.options.representation == "icm":
+            from llmexplore.methods.e3b import check_embedding
+
+            check_embedding(cls.name, run)
 
     @classmethod
     def needed_keys(cls, task, options: APTOptions) -> tuple[str, ...]:
+        if options.representation == "icm":
+            return ()  # ICM's feature map reads what the family's encoder reads (checked in check_run)
         return tuple(options.keys or novelty_keys(task.family))
+
+    def features(self, obs: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The representation of observations [N, T, ...] -> [N*T, F]."""
+        if self.icm is not None:
+            from llmexplore.methods.inverse_dynamics import flat_steps
+
+            return self.icm.model.embed(flat_steps(obs))
+        return self.encoder(self._inputs(obs))
 
     def _inputs(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         from llmexplore.methods.common import flat_batch
@@ -88,7 +120,7 @@ class APT(IntrinsicReward):
         import torch
 
         n, t = batch.shape
-        features = self.encoder(self._inputs(batch.next_obs))
+        features = self.features(batch.next_obs)
         distance = self.knn_distance(features)
         self.distance_stats.update(distance)
         scaled = distance / self.distance_stats.mean.float().clamp_min(1e-8)
@@ -97,6 +129,11 @@ class APT(IntrinsicReward):
     def update(self, batch: RewardBatch) -> dict[str, float]:
         import torch
         import torch.nn.functional as F
+
+        if self.icm is not None:
+            metrics = self.icm.update(batch)
+            return {**{k.replace("icm_", "apt_icm_"): v for k, v in metrics.items()},
+                    "apt_distance_mean": float(self.distance_stats.mean)}
 
         current = self.projector(self.encoder(self._inputs(batch.current_obs)))
         following = self.projector(self.encoder(self._inputs(batch.next_obs)))
@@ -113,10 +150,16 @@ class APT(IntrinsicReward):
         return {"apt_contrastive_loss": float(loss.detach()), "apt_distance_mean": float(self.distance_stats.mean)}
 
     def state_dict(self) -> dict[str, Any]:
+        if self.icm is not None:
+            return {"icm": self.icm.state_dict(), "distance_stats": self.distance_stats.state_dict()}
         return {"encoder": self.encoder.state_dict(), "projector": self.projector.state_dict(),
                 "optimizer": self.optimizer.state_dict(), "distance_stats": self.distance_stats.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        if self.icm is not None:
+            self.icm.load_state_dict(state["icm"])
+            self.distance_stats.load_state_dict(state["distance_stats"])
+            return
         self.encoder.load_state_dict(state["encoder"])
         self.projector.load_state_dict(state["projector"])
         self.optimizer.load_state_dict(state["optimizer"])

@@ -118,11 +118,17 @@ class NovelD(RND):
                     self.visited[uid] = seen
         return first.to(self.device)
 
+    def novelty_difference(self, batch: RewardBatch) -> torch.Tensor:
+        """max(N(s_{t+1}) − α·N(s_t), 0) of every transition, [N, T]."""
+        novelty = self.novelty(batch.obs)  # [N, T+1]
+        return (novelty[:, 1:] - self.options.alpha * novelty[:, :-1]).clamp_min(0.0)
+
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         import torch
 
-        novelty = self.novelty(batch.obs)  # [N, T+1]
-        raw = (novelty[:, 1:] - self.options.alpha * novelty[:, :-1]).clamp_min(0.0)
+        raw = self.novelty_difference(batch)
+        if self.language is not None:  # ELLM: each term clipped at 0 on its own, then weighed and added
+            raw = raw + self.options.language_weight * self.language.novelty_difference(batch)
         within = (batch.dones.to(self.device) == 0).to(raw.dtype)
         if self.options.first_visit:
             first = self.first_visits(batch)

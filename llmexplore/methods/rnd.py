@@ -31,11 +31,18 @@ def novelty_keys(family: str) -> tuple[str, ...]:
 
 
 class RNDOptions(MethodOptions):
-    keys: tuple[str, ...] | None = Field(None, description="observation keys fed to the networks")
-    lr: float = Field(1e-4, gt=0)
-    feature_dim: int = Field(128, gt=0)
-    obs_clip: float = Field(5.0, gt=0)
+    keys: tuple[str, ...] | None = Field(None, description="observation keys fed to the networks (default: the family's)")
+    lr: float = Field(1e-4, gt=0, allow_inf_nan=False, description="Adam learning rate of the predictor (published 1e-4)")
+    feature_dim: int = Field(128, gt=0, le=4096, description="output size of the target and predictor networks")
+    obs_clip: float = Field(5.0, gt=0, allow_inf_nan=False,
+                            description="clip of the normalised observations (published 5)")
     update_fraction: float = Field(1.0, gt=0, le=1, description="share of a batch the predictor trains on")
+    language: bool = Field(False, description="add the novelty of the caption's sentence embedding (ELLM's "
+                                              "use_language baseline; language_novelty.py)")
+    language_weight: float = Field(0.5, ge=0, le=100, allow_inf_nan=False,
+                                   description="weight of the caption-novelty term (ELLM: 0.5)")
+    model_path: str | None = Field(None, description="sentence-transformers folder for language=true "
+                                                     "(default: the bundled all-MiniLM-L6-v2)")
 
 
 @register_method
@@ -62,6 +69,36 @@ class RND(IntrinsicReward):
         self.obs_stats = {k: RunningMeanStd(self._stat_shape(spaces[k])).to(self.device) for k in self.keys}
         self.error_stats = RunningMeanStd(()).to(self.device)
         self._last_loss = float("nan")
+        #: the same method on the caption embedding alone (``language=true``), else None
+        self.language = self._language_twin(options, context, obs_space)
+
+    def _language_twin(self, options: RNDOptions, context: MethodContext, obs_space: gym.spaces.Dict) -> Any:
+        from llmexplore.errors import ConfigError
+        from llmexplore.methods.language_novelty import CAPTION_EMBEDDING_KEY
+
+        if not options.language:
+            return None
+        if CAPTION_EMBEDDING_KEY not in obs_space.spaces:
+            raise ConfigError(f"observations lack '{CAPTION_EMBEDDING_KEY}': the env was not wrapped by "
+                              f"{self.name}.wrap_env with language=true")
+        twin = options.model_copy(update={"language": False, "keys": (CAPTION_EMBEDDING_KEY,)})
+        return type(self)(twin, context, obs_space)
+
+    @classmethod
+    def check_run(cls, run) -> None:
+        super().check_run(run)
+        if run.options.language:
+            from llmexplore.methods.ellm.embedding import resolve_model_path
+
+            resolve_model_path(run.options.model_path)
+
+    @classmethod
+    def wrap_env(cls, env: gym.Env, options: RNDOptions, context: MethodContext) -> gym.Env:
+        if not options.language:
+            return env
+        from llmexplore.methods.language_novelty import CaptionEmbeddingWrapper
+
+        return CaptionEmbeddingWrapper(env, context, options.model_path)
 
     @classmethod
     def needed_keys(cls, task, options: RNDOptions) -> tuple[str, ...]:
@@ -91,7 +128,10 @@ class RND(IntrinsicReward):
 
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
-        return self.prediction_error(batch) / self.error_stats.std.float()
+        own = self.prediction_error(batch) / self.error_stats.std.float()
+        if self.language is None:
+            return own
+        return own + self.options.language_weight * self.language.reward(batch)
 
     def update(self, batch: RewardBatch) -> dict[str, float]:
         import torch
@@ -113,16 +153,22 @@ class RND(IntrinsicReward):
         self.optimizer.step()
         self.error_stats.update(errors.detach())
         self._last_loss = float(loss.detach())
+        if self.language is not None:
+            return {"rnd_loss": self._last_loss,
+                    **{f"language_{k}": v for k, v in self.language.update(batch).items()}}
         return {"rnd_loss": self._last_loss}
 
     def state_dict(self) -> dict[str, Any]:
-        return {
+        state = {
             "predictor": self.predictor.state_dict(),
             "target": self.target.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "obs_stats": {k: v.state_dict() for k, v in self.obs_stats.items()},
             "error_stats": self.error_stats.state_dict(),
         }
+        if self.language is not None:
+            state["language"] = self.language.state_dict()
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.predictor.load_state_dict(state["predictor"])
@@ -131,3 +177,5 @@ class RND(IntrinsicReward):
         for key, stats in state["obs_stats"].items():
             self.obs_stats[key].load_state_dict(stats)
         self.error_stats.load_state_dict(state["error_stats"])
+        if self.language is not None:
+            self.language.load_state_dict(state["language"])

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from llmexplore.benchmarks.results.aggregate import normalization_notes
@@ -129,3 +130,32 @@ def test_a_variable_naming_nothing_importable_is_one_clear_error():
     result = run_cli("envs", families="tests.fixtures.no_such_module:FAMILY")
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "LLMEXPLORE_FAMILIES names 'tests.fixtures.no_such_module:FAMILY'" in result.stderr
+
+
+@pytest.mark.parametrize("method", ["e3b", "noveld", "icm"])
+def test_the_lm_free_baselines_reward_a_family_from_the_tests(grid_family, method):
+    """E3B and ICM embed with the family's own network, NovelD counts its states: nothing names the family."""
+    import torch
+
+    from llmexplore.envs import make_adapter
+    from llmexplore.methods import MethodContext, RewardBatch, get_method, parse_options
+
+    task = get_task("gridworld:corner")
+    env = make_adapter(task).make_env()
+    obs, _ = env.reset(seed=0)
+    frames, actions, dones = [obs], [], []
+    for _ in range(12):
+        actions.append(int(env.action_space.sample()))
+        obs, _, terminated, truncated, _ = env.step(actions[-1])
+        dones.append(float(terminated or truncated))
+        if terminated or truncated:
+            obs, _ = env.reset()
+        frames.append(obs)
+    batch = RewardBatch(obs={k: torch.as_tensor(np.stack([f[k] for f in frames]))[None] for k in frames[0]},
+                        actions=torch.tensor(actions)[None], dones=torch.tensor(dones)[None])
+    cls = get_method(method)
+    instance = cls(parse_options(cls, {}), MethodContext(task=task, seed=0, run_dir=Path(".")),
+                   make_adapter(task).observation_space())
+    reward = instance.reward(batch)
+    assert reward.shape == (1, 12) and torch.isfinite(reward).all() and float(reward.sum()) > 0
+    assert instance.update(batch)

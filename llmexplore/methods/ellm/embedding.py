@@ -56,18 +56,22 @@ def resolve_model_path(option: str | None) -> Path:
 class SentenceEmbedder:
     """Unit-length sentence embeddings (float32), memoised per text."""
 
-    def __init__(self, path: str | Path, device: str = "cpu"):
+    def __init__(self, path: str | Path, device: str = "cpu", max_cached: int | None = None):
         st = require("sentence_transformers", "embeddings", "ELLM's sentence embeddings")
         self.path = Path(path)
         self.model = st.SentenceTransformer(str(self.path), device=device, local_files_only=True)
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
         self._cache: dict[str, np.ndarray] = {}
+        #: texts whose embeddings are kept; past it the cache starts again (None: no bound)
+        self.max_cached = max_cached
         self.encoded = 0  # texts sent through the model (cache misses)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), dim] embeddings; only texts never seen before go through the model."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing and self.max_cached is not None and len(self._cache) + len(missing) > self.max_cached:
+            self._cache.clear()
         if missing:
             encoded = self.model.encode(missing, batch_size=64, normalize_embeddings=True,
                                         convert_to_numpy=True, show_progress_bar=False)

@@ -1,0 +1,39 @@
+"""E3B, NovelD and ICM train through the CLI as a user runs them, and a seed replays exactly (slow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from llmexplore.benchmarks.run.record import read_record
+from tests.integration.test_one_cell import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("method", ["e3b", "noveld", "icm"])
+def test_two_serial_runs_with_one_seed_give_identical_intrinsic_rewards(method, tmp_path):
+    outs = []
+    for copy in ("a", "b"):
+        out = tmp_path / copy
+        result = run_cli("run", "--method", method, "--task", "crafter:reward-free", "--seed", "3", "--steps", "2048",
+                         "--out", str(out), "--quiet")
+        assert result.returncode == 0, result.stderr[-3000:]
+        outs.append(out)
+    record = read_record(outs[0])
+    assert record.status == "complete" and record.env_steps >= 2048
+    assert record.spec["method_options"]  # the published defaults are written into the record
+    intrinsic = [(out / "intrinsic.jsonl").read_text() for out in outs]
+    assert intrinsic[0] and intrinsic[0] == intrinsic[1]
+    metrics = [(out / "metrics.jsonl").read_text() for out in outs]
+    assert f'"{method}_' in metrics[0] or '"rnd_loss"' in metrics[0]
+    assert metrics[0] == metrics[1]
+
+
+def test_e3b_trains_on_nethack(tmp_path):
+    out = tmp_path / "nethack"
+    result = run_cli("run", "--method", "e3b", "--task", "nethack:score", "--seed", "0", "--steps", "4096",
+                     "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = read_record(out)
+    assert record.status == "complete" and record.spec["int_coef"] == 1.0
+    assert "e3b_inverse_loss" in (out / "metrics.jsonl").read_text()
