@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import yaml
-
 from llmexplore.errors import ConfigError, UserError
+from llmexplore.yaml_input import load_yaml, parse_yaml
+from llmexplore.numbers import MAX_SEED, coefficient_type, seed_type
 
 Handler = Callable[[argparse.Namespace], int]
 _COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
@@ -34,8 +34,10 @@ def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
             raise ConfigError(f"option '{pair}' is not of the form key=value")
         key, value = pair.split("=", 1)
         try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
+            out[key.strip()] = parse_yaml(value, f"option {key.strip()}")
+        except ConfigError as exc:
+            if "not valid YAML" not in exc.message:  # an alias bomb or nesting too deep
+                raise
             out[key.strip()] = value
     return out
 
@@ -56,13 +58,9 @@ def merge_option_pairs(base: dict[str, Any], pairs: Sequence[str]) -> dict[str, 
 
 
 def load_yaml_file(path: str | Path) -> dict[str, Any]:
+    """A YAML settings file (a mapping), read through the one checked YAML reader."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    data = load_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a mapping of settings")
     return data
@@ -73,14 +71,14 @@ def load_yaml_file(path: str | Path) -> dict[str, Any]:
 def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--method", help="exploration method (`llmexplore methods`)")
     p.add_argument("--task", help="task name (`llmexplore envs`)")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=seed_type, help=f"run seed, 0 to {MAX_SEED:,}")
     p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
                                    "default when it takes under a day here; otherwise --steps is required)")
     p.add_argument("--out", required=True, help="run directory (created; rerunning resumes, and --out alone "
                                                 "resumes the run the folder holds)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
-    p.add_argument("--ext-coef", type=float, help="extrinsic reward coefficient c_ext")
-    p.add_argument("--int-coef", type=float, help="intrinsic reward coefficient c_int")
+    p.add_argument("--ext-coef", type=coefficient_type, help="extrinsic reward coefficient c_ext")
+    p.add_argument("--int-coef", type=coefficient_type, help="intrinsic reward coefficient c_int")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE", help="method option")
     p.add_argument("--train", "-t", action="append", default=[], metavar="KEY=VALUE", help="training option")
     p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE", help="language-model option")
