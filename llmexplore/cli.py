@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -267,14 +270,45 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+
+    logging.raiseExceptions = False  # a log line that cannot be written (a full disk) is dropped, not a traceback
     _load_command_modules()
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
-        return args._handler(args)
+        code = args._handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
+        return code
     except UserError as exc:
         print(f"llmexplore {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`llmexplore schema | head`): stop quietly, as `cat` does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush of stdout at exit must not fail again
+        return 128 + signal.SIGPIPE
+    except OSError as exc:  # the disk is full, a path is a folder, permission denied: say which and why
+        print(f"llmexplore {args.command}: error: {describe_os_error(exc)}", file=sys.stderr)
+        return 2
+
+
+#: what to do about the operating-system errors a command can meet
+_OS_ERROR_HINTS = {
+    errno.ENOSPC: "free space on that disk (or write elsewhere) and rerun: a run resumes from its last checkpoint",
+    errno.EDQUOT: "free space within your disk quota (or write elsewhere) and rerun",
+    errno.EROFS: "the file system is read-only: write somewhere else",
+    errno.EACCES: "check the permissions of that path, or write somewhere else",
+    errno.EPERM: "check the permissions of that path, or write somewhere else",
+    errno.EISDIR: "a folder stands where a file is expected: move it away and rerun",
+    errno.ENOTDIR: "a file stands where a folder is expected: move it away and rerun",
+}
+
+
+def describe_os_error(exc: OSError) -> str:
+    """An OSError as one line naming the path and the problem, with what to do about it."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    hint = _OS_ERROR_HINTS.get(exc.errno or 0)
+    return f"{where}{exc.strerror or exc}" + (f"\n  hint: {hint}" if hint else "")
 
 
 def _load_command_modules() -> None:

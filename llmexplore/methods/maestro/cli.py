@@ -72,10 +72,12 @@ def _check(p: argparse.ArgumentParser) -> Handler:
         from llmexplore.methods.maestro.checking import check_code
         from llmexplore.methods.maestro.skills import FUNCTIONS
 
+        from llmexplore.yaml_input import read_text
+
         path = Path(args.file)
         if not path.is_file():
             raise ConfigError(f"no file {path}")
-        check_code(path.read_text(encoding="utf-8"), (FUNCTIONS[args.function],), name=str(path))
+        check_code(read_text(path, "Python file"), (FUNCTIONS[args.function],), name=str(path))
         print(json.dumps({"file": str(path), "function": args.function, "valid": True}))
         return 0
 
