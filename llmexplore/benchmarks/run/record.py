@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llmexplore.atomic import atomic_write_json, json_kind
-from llmexplore.errors import DataError
+from llmexplore.errors import ConfigError, DataError
 from llmexplore.paths import check_relative
 
 SCHEMA_NAME = "llmexplore.run"
@@ -64,7 +64,10 @@ class RunFiles(BaseModel):
         """Every file the record names is joined to its run folder: none may lead out of it."""
         for text in value if isinstance(value, list) else [value]:
             if isinstance(text, str):
-                check_relative(text, f"files.{info.field_name}")
+                try:
+                    check_relative(text, f"files.{info.field_name}")
+                except ConfigError as exc:  # as a validation error: readers name the record file
+                    raise ValueError(exc.message) from None
         return value
 
 
