@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import yaml
-
 from llmexplore.errors import ConfigError, UserError
+from llmexplore.yaml_input import load_yaml, parse_yaml
+from llmexplore.numbers import MAX_SEED, coefficient_type, seed_type
 
 Handler = Callable[[argparse.Namespace], int]
 _COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
@@ -34,8 +37,10 @@ def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
             raise ConfigError(f"option '{pair}' is not of the form key=value")
         key, value = pair.split("=", 1)
         try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
+            out[key.strip()] = parse_yaml(value, f"option {key.strip()}")
+        except ConfigError as exc:
+            if "not valid YAML" not in exc.message:  # an alias bomb or nesting too deep
+                raise
             out[key.strip()] = value
     return out
 
@@ -56,13 +61,9 @@ def merge_option_pairs(base: dict[str, Any], pairs: Sequence[str]) -> dict[str, 
 
 
 def load_yaml_file(path: str | Path) -> dict[str, Any]:
+    """A YAML settings file (a mapping), read through the one checked YAML reader."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    data = load_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a mapping of settings")
     return data
@@ -73,14 +74,14 @@ def load_yaml_file(path: str | Path) -> dict[str, Any]:
 def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--method", help="exploration method (`llmexplore methods`)")
     p.add_argument("--task", help="task name (`llmexplore envs`)")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=seed_type, help=f"run seed, 0 to {MAX_SEED:,}")
     p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
                                    "default when it takes under a day here; otherwise --steps is required)")
     p.add_argument("--out", required=True, help="run directory (created; rerunning resumes, and --out alone "
                                                 "resumes the run the folder holds)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
-    p.add_argument("--ext-coef", type=float, help="extrinsic reward coefficient c_ext")
-    p.add_argument("--int-coef", type=float, help="intrinsic reward coefficient c_int")
+    p.add_argument("--ext-coef", type=coefficient_type, help="extrinsic reward coefficient c_ext")
+    p.add_argument("--int-coef", type=coefficient_type, help="intrinsic reward coefficient c_int")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE", help="method option")
     p.add_argument("--train", "-t", action="append", default=[], metavar="KEY=VALUE", help="training option")
     p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE", help="language-model option")
@@ -288,14 +289,45 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+
+    logging.raiseExceptions = False  # a log line that cannot be written (a full disk) is dropped, not a traceback
     _load_command_modules()
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
-        return args._handler(args)
+        code = args._handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
+        return code
     except UserError as exc:
         print(f"llmexplore {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`llmexplore schema | head`): stop quietly, as `cat` does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush of stdout at exit must not fail again
+        return 128 + signal.SIGPIPE
+    except OSError as exc:  # the disk is full, a path is a folder, permission denied: say which and why
+        print(f"llmexplore {args.command}: error: {describe_os_error(exc)}", file=sys.stderr)
+        return 2
+
+
+#: what to do about the operating-system errors a command can meet
+_OS_ERROR_HINTS = {
+    errno.ENOSPC: "free space on that disk (or write elsewhere) and rerun: a run resumes from its last checkpoint",
+    errno.EDQUOT: "free space within your disk quota (or write elsewhere) and rerun",
+    errno.EROFS: "the file system is read-only: write somewhere else",
+    errno.EACCES: "check the permissions of that path, or write somewhere else",
+    errno.EPERM: "check the permissions of that path, or write somewhere else",
+    errno.EISDIR: "a folder stands where a file is expected: move it away and rerun",
+    errno.ENOTDIR: "a file stands where a folder is expected: move it away and rerun",
+}
+
+
+def describe_os_error(exc: OSError) -> str:
+    """An OSError as one line naming the path and the problem, with what to do about it."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    hint = _OS_ERROR_HINTS.get(exc.errno or 0)
+    return f"{where}{exc.strerror or exc}" + (f"\n  hint: {hint}" if hint else "")
 
 
 def _load_command_modules() -> None:

@@ -30,7 +30,7 @@ SPEC_FIELDS = ("method", "task", "seed", "steps", "ext_coef", "int_coef", "metho
 class ParentSpec(BaseModel):
     """Fine-tuning: start from another run's policy (fresh optimizer)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     run_dir: str
     checkpoint: str | None = Field(None, description="a checkpoint file; default: the parent's latest")
@@ -41,7 +41,7 @@ class ParentSpec(BaseModel):
 class ResolvedRun(BaseModel):
     """A run spec's fields, each with its final value, plus the network the engine builds for it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     method: str
     task: str

@@ -57,7 +57,7 @@ def network_encoder(family: str, network: str) -> str:
 class TrainConfig(BaseModel):
     """How one cell is trained. ``None`` means: the environment family's default."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     num_workers: int = Field(1, ge=1, description="rollout worker processes (1: everything in one process)")
     envs_per_worker: int | None = Field(None, ge=2)

@@ -12,6 +12,7 @@ from typing import Any
 
 from llmexplore.cli import Handler, command, parse_option_pairs
 from llmexplore.errors import ConfigError
+from llmexplore.numbers import number_type
 
 
 def backend_options(name: str, grid, cli_options: dict[str, Any]) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def _stop_on_sigint_or_sigterm() -> None:
 @command("grid", "run every cell of a grid file and build its leaderboard")
 def _grid(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", help="grid YAML file (see configs/)")
-    p.add_argument("--jobs", "-j", type=int, default=None,
+    p.add_argument("--jobs", "-j", type=number_type(int, 1, 4096), default=None,
                    help="cells run at once (default: local 1; ray: as many as the cluster holds; slurm: all, "
                         "SLURM queues them)")
     p.add_argument("--out", help="results directory (default: the grid's `output`, else results/<name>)")
@@ -69,7 +70,7 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--backend-option", "-b", action="append", default=[], metavar="KEY=VALUE",
                    help="backend option, e.g. address=auto (ray) or partition=gpu (slurm); overrides the grid "
                         "file's ray:/slurm: section (docs/distributed.md)")
-    p.add_argument("--retries", type=int, default=1, help="extra attempts for a failing cell")
+    p.add_argument("--retries", type=number_type(int, 0, 100), default=1, help="extra attempts for a failing cell")
     p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing")
     p.add_argument("--no-leaderboard", action="store_true")
     p.add_argument("--quiet", action="store_true")
@@ -122,7 +123,8 @@ def _leaderboard(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("runs", help="folder with run records (searched recursively)")
     p.add_argument("--out", help="where to write the files (default: <runs>/leaderboard)")
     p.add_argument("--title")
-    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
+    p.add_argument("--bootstrap", type=number_type(int, 100, 100_000), default=2000,
+                   help="bootstrap resamples (100 to 100,000)")
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.atomic import require_output_dir

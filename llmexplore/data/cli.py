@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from llmexplore.cli import Handler, _table, command
+from llmexplore.numbers import positive_seconds_type
 
 
 @command("data", "list the fetchable datasets, or fetch one into the data folder")
@@ -21,7 +22,7 @@ def _data(p: argparse.ArgumentParser) -> Handler:
     fetching.add_argument("--from", dest="source", metavar="DIR_OR_URL",
                           help="a local copy or a mirror URL laid out as <DIR_OR_URL>/<dataset>/<file>")
     fetching.add_argument("--dir", help="data folder (default: $LLMEXPLORE_DATA or ~/.cache/llmexplore/data)")
-    fetching.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the server")
+    fetching.add_argument("--timeout", type=positive_seconds_type, default=30.0, help="seconds to wait for the server")
 
     def handle(args: argparse.Namespace) -> int:
         root = Path(args.dir).expanduser() if args.dir else None

@@ -10,6 +10,7 @@ from typing import Any
 
 from llmexplore.cli import Handler, command, parse_option_pairs
 from llmexplore.errors import ConfigError, UserError
+from llmexplore.numbers import fraction_type, number_type, port_type, seconds_type, seed_type
 
 
 def _lm_options(p: argparse.ArgumentParser) -> None:
@@ -19,10 +20,10 @@ def _lm_options(p: argparse.ArgumentParser) -> None:
                                    ".gguf file (transformers)")
     g.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
     g.add_argument("--endpoint", choices=("chat", "completion"))
-    g.add_argument("--concurrency", type=int, help="openai: requests in flight")
+    g.add_argument("--concurrency", type=number_type(int, 1, 10_000), help="openai: requests in flight")
     g.add_argument("--answer", choices=("generate", "score"),
                    help="closed-answer questions: generate and parse a reply (default), or score each option")
-    g.add_argument("--max-tokens", type=int, help="most new tokens per reply (default 4096, Motif's setting)")
+    g.add_argument("--max-tokens", type=number_type(int, 1, 1 << 20), help="most new tokens per reply (default 4096, Motif's setting)")
     g.add_argument("--cache", help="SQLite completion cache (':memory:' for none kept)")
     g.add_argument("--prompts", help="prompt template folder (default: configs/prompts)")
     g.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
@@ -79,22 +80,22 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
     s = sub.add_parser("serve", help="serve a backend through an OpenAI-compatible HTTP API",
                        description="Serve a backend (default: the oracle) through an OpenAI-compatible HTTP API.")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000, help="0 picks a free port (printed on start)")
+    s.add_argument("--port", type=port_type, default=8000, help="0 picks a free port (printed on start)")
     s.add_argument("--model-name", help="name clients use (default: the backend's model id)")
-    s.add_argument("--max-batch", type=int, default=256, help="most prompts per backend call")
-    s.add_argument("--max-request-prompts", type=int, default=4096,
+    s.add_argument("--max-batch", type=number_type(int, 1), default=256, help="most prompts per backend call")
+    s.add_argument("--max-request-prompts", type=number_type(int, 1), default=4096,
                    help="most prompts in one request (more: HTTP 413)")
-    s.add_argument("--max-request-bytes", type=int, default=32 * 1024 * 1024,
+    s.add_argument("--max-request-bytes", type=number_type(int, 1), default=32 * 1024 * 1024,
                    help="largest request body in bytes (larger: HTTP 413)")
     f = s.add_argument_group("fault injection (for tests)")
-    f.add_argument("--slow-rate", type=float, default=0.0, help="fraction of requests answered late")
-    f.add_argument("--slow-seconds", type=float, default=2.0)
-    f.add_argument("--error-rate", type=float, default=0.0, help="fraction answered with HTTP 500")
-    f.add_argument("--rate-limit-rate", type=float, default=0.0, help="fraction answered with HTTP 429")
-    f.add_argument("--drop-rate", type=float, default=0.0, help="fraction whose connection is dropped")
-    f.add_argument("--garbage-rate", type=float, default=0.0, help="fraction answered 200 with a garbage body")
-    f.add_argument("--latency", type=float, default=0.0, help="seconds added to every completion request")
-    f.add_argument("--fault-seed", type=int, default=0)
+    f.add_argument("--slow-rate", type=fraction_type, default=0.0, help="fraction of requests answered late")
+    f.add_argument("--slow-seconds", type=seconds_type, default=2.0, help="how late a slow answer is")
+    f.add_argument("--error-rate", type=fraction_type, default=0.0, help="fraction answered with HTTP 500")
+    f.add_argument("--rate-limit-rate", type=fraction_type, default=0.0, help="fraction answered with HTTP 429")
+    f.add_argument("--drop-rate", type=fraction_type, default=0.0, help="fraction whose connection is dropped")
+    f.add_argument("--garbage-rate", type=fraction_type, default=0.0, help="fraction answered 200 with a garbage body")
+    f.add_argument("--latency", type=seconds_type, default=0.0, help="seconds added to every completion request")
+    f.add_argument("--fault-seed", type=seed_type, default=0, help="seed of the fault draws")
     _lm_options(s)
     s.set_defaults(_lm_handler=_serve)
 
@@ -121,7 +122,7 @@ def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
                                        "e.g. llmexplore-oracle-5 for the oracle)")
     p.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
-    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--batch-size", type=number_type(int, 1), default=128, help="pairs asked per LM call")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     _lm_options(p)
 

@@ -23,7 +23,7 @@ class SamplingParams(BaseModel):
     reasoning first, and a lower cap cuts the answer line off).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     temperature: float = Field(0.1, ge=0.0, le=2.0)
     top_p: float = Field(0.95, gt=0.0, le=1.0)
@@ -38,7 +38,7 @@ class SamplingParams(BaseModel):
 
 
 class LMConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     backend: Literal["oracle", "openai", "vllm", "transformers"] = Field(
         "oracle", description="oracle | openai | vllm | transformers")

@@ -68,6 +68,8 @@ class LMServer:
         self._rng = random.Random(self.faults.seed)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lm-serve")
         self._queue: FairQueue | None = None
+        #: set when the server stops: every request still being answered gets 503 at once
+        self._stopping: asyncio.Event | None = None
         self._batcher: asyncio.Task | None = None
         self._runner: Any = None
         self.started = time.time()
@@ -78,7 +80,8 @@ class LMServer:
     # -- app -------------------------------------------------------------------------------
     def app(self) -> Any:
         web = self.web
-        app = web.Application(client_max_size=self.limits.max_bytes)
+        app = web.Application(client_max_size=self.limits.max_bytes,
+                              middlewares=[web.middleware(lambda request, handler: self._quiet_disconnects(request, handler))])
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/stats", self._stats)
         app.router.add_post("/v1/completions", self._completions)
@@ -89,6 +92,7 @@ class LMServer:
 
     async def _on_startup(self, app: Any) -> None:
         self._queue = FairQueue()
+        self._stopping = asyncio.Event()
         self._batcher = asyncio.create_task(self._batch_loop())
 
     async def _on_cleanup(self, app: Any) -> None:
@@ -99,7 +103,8 @@ class LMServer:
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Start in the running event loop; returns the bound port."""
         web = self.web
-        self._runner = web.AppRunner(self.app(), access_log=None)
+        # handlers end at once when stopping (``_serve``): the HTTP server need not wait long for them
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True)
         await site.start()
@@ -108,6 +113,8 @@ class LMServer:
     async def stop(self) -> None:
         """Answer every waiting request with 503 at once (a running model call cannot be interrupted, and
         the HTTP server would otherwise wait for its requests), then close."""
+        if self._stopping is not None:
+            self._stopping.set()
         if self._batcher is not None:
             self._batcher.cancel()
         stopping = ServerStopping("the LM server is shutting down")
@@ -115,6 +122,7 @@ class LMServer:
             piece.job.fail(stopping)
         if self._queue is not None:
             self._queue.fail_all(stopping)
+        await asyncio.sleep(0)  # the waiting handlers write their 503s
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -181,6 +189,37 @@ class LMServer:
         return await self._serve(request, chat=True)
 
     async def _serve(self, request: Any, chat: bool) -> Any:
+        """Answer a completion request, or 503 as soon as the server stops, wherever the request is: reading
+        its body, in an injected delay, waiting for a batch or in one."""
+        assert self._stopping is not None
+        if self._stopping.is_set():
+            return self._shutting_down()
+        work = asyncio.ensure_future(self._answer(request, chat))
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({work, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if work.done():
+            return work.result()
+        work.cancel()  # stopping: its batch slices are dropped (a done or cancelled job is skipped)
+        return self._shutting_down()
+
+    def _shutting_down(self) -> Any:
+        self.counters["http_503"] += 1
+        return self._error(503, "the LM server is shutting down: retry against another server or later",
+                           "server_shutting_down")
+
+    async def _quiet_disconnects(self, request: Any, handler: Any) -> Any:
+        """A client that goes away mid-request (closed socket, truncated body) is counted, not a traceback on
+        the console: nobody is left to read an answer."""
+        try:
+            return await handler(request)
+        except ConnectionError:  # aiohttp's "Connection lost" (ClientConnectionResetError) is one
+            self.counters["client_disconnects"] += 1
+            return self.web.Response(status=400, text="client disconnected")
+
+    async def _answer(self, request: Any, chat: bool) -> Any:
         self.counters["requests"] += 1
         too_large = (f"the request body is larger than this server takes ({self.limits.max_bytes} bytes): "
                      "send fewer or shorter prompts per request")
@@ -218,8 +257,8 @@ class LMServer:
                 answers = await self._generate(prompts, params, _client_of(request))
             else:
                 answers = [Completion("", "length", ()) for _ in prompts]
-        except ServerStopping as exc:
-            return self._error(503, str(exc), "server_shutting_down")
+        except ServerStopping:
+            return self._shutting_down()
         except UserError as exc:
             self.counters["backend_errors"] += 1
             return self._error(400, str(exc))
@@ -325,8 +364,13 @@ def _add_echo(reply: dict[str, Any], prompts: list[str], echoed: list[Any] | Non
 
 
 def serve_forever(server: LMServer, host: str, port: int, on_ready: Callable[[int], None] | None = None) -> None:
-    """Run until interrupted (Ctrl-C or SIGTERM)."""
+    """Run until interrupted (Ctrl-C or SIGTERM): then every waiting request gets 503 and the server
+    exits. A second signal while it stops ends the process at once: a stop is never ignored."""
+    import os
     import signal
+    import sys
+
+    signals = (signal.SIGINT, signal.SIGTERM)
 
     async def main() -> None:
         bound = await server.start(host, port)
@@ -334,9 +378,20 @@ def serve_forever(server: LMServer, host: str, port: int, on_ready: Callable[[in
             on_ready(bound)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+
+        def now(signum: int) -> None:
+            print(f"llmexplore lm serve: {signal.Signals(signum).name} again: stopping now", file=sys.stderr,
+                  flush=True)
+            os._exit(128 + signum)
+
+        def first(signum: int) -> None:
+            stop.set()
+            for sig in signals:
+                loop.add_signal_handler(sig, now, sig)
+
+        for sig in signals:
             try:
-                loop.add_signal_handler(sig, stop.set)
+                loop.add_signal_handler(sig, first, sig)
             except (NotImplementedError, RuntimeError):  # pragma: no cover - non-main thread
                 pass
         await stop.wait()

@@ -2,13 +2,16 @@
 
 ``read_request`` turns a parsed JSON body into prompts and ``SamplingParams`` or raises
 ``RequestError`` with the HTTP status to answer: 400 naming the field and what it must be,
-404 for another model, 413 naming the limit a request exceeds. Fields the server does not use
-(``user``, penalties, ...) are accepted and ignored, as OpenAI-compatible servers do; fields that
-would change the answer and are not supported (``n`` > 1, ``stream``) are refused.
+404 for another model, 413 naming the limit a request exceeds. Fields of OpenAI's API that the
+server does not use (``user``, penalties, ...) are accepted and ignored; fields that would change
+the answer and are not supported (``n`` > 1, ``stream``) are refused, and so are fields OpenAI's
+API does not have, numbers that are not finite and chat roles it does not know (HTTP 400, as
+OpenAI's API answers), so a typo never passes silently.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +32,20 @@ class RequestLimits:
     max_bytes: int = 32 * 1024 * 1024
     #: ``max_tokens`` one request may ask for
     max_tokens: int = 1 << 20
+
+
+#: the request fields of OpenAI's API (https://platform.openai.com/docs/api-reference), per endpoint
+COMMON_FIELDS = frozenset({"model", "temperature", "top_p", "n", "stream", "stream_options", "stop", "max_tokens",
+                           "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "seed", "user"})
+COMPLETION_FIELDS = COMMON_FIELDS | {"prompt", "echo", "suffix", "best_of", "max_completion_tokens"}
+CHAT_FIELDS = COMMON_FIELDS | {
+    "messages", "top_logprobs", "max_completion_tokens", "response_format", "tools", "tool_choice",
+    "parallel_tool_calls", "functions", "function_call", "metadata", "store", "service_tier", "modalities",
+    "audio", "prediction", "reasoning_effort", "web_search_options", "verbosity", "prompt_cache_key",
+    "safety_identifier",
+    "echo"}  # not OpenAI's, but refused below with a message saying where it belongs
+#: the chat roles of OpenAI's API
+CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
 class RequestError(Exception):
@@ -77,6 +94,7 @@ def read_request(body: Any, chat: bool, model: str,
     """The prompts and sampling parameters of a request body; ``RequestError`` for anything wrong."""
     if not isinstance(body, dict):
         raise RequestError(400, "request body must be a JSON object")
+    _check_fields(body, chat)
     if read_echo(body, chat) == (True, False):  # echo only: the answer's length does not matter
         body = {k: v for k, v in body.items() if k not in ("max_tokens", "max_completion_tokens")}
     name = body.get("model")
@@ -86,6 +104,15 @@ def read_request(body: Any, chat: bool, model: str,
         raise RequestError(404, f"The model `{name[:200]}` does not exist.", "model_not_found")
     prompts = _chat_prompts(body) if chat else _completion_prompts(body, limits)
     return prompts, _params(body, chat, limits)
+
+
+def _check_fields(body: dict[str, Any], chat: bool) -> None:
+    """Refuse a field OpenAI's API does not have for this endpoint (a typo would otherwise be ignored)."""
+    known = CHAT_FIELDS if chat else COMPLETION_FIELDS | {ECHO_FROM}
+    unknown = sorted(str(k)[:60] for k in body if k not in known)
+    if unknown:
+        raise RequestError(400, f"Unrecognized request argument supplied: {', '.join(unknown)} (this endpoint takes "
+                                f"{', '.join(sorted(known))})")
 
 
 def _completion_prompts(body: dict[str, Any], limits: RequestLimits) -> list[str]:
@@ -112,9 +139,11 @@ def _chat_prompts(body: dict[str, Any]) -> list[str]:
         where = f"messages[{i}]"
         if not isinstance(message, dict):
             raise RequestError(400, f"`{where}` must be an object with `role` and `content`")
-        role = message.get("role", "user")
+        role = message.get("role")
         if not isinstance(role, str):
-            raise RequestError(400, f"`{where}.role` must be a string")
+            raise RequestError(400, f"`{where}.role` must be a string, one of {', '.join(CHAT_ROLES)}")
+        if role not in CHAT_ROLES:
+            raise RequestError(400, f"`{where}.role` is {role[:40]!r}; supported roles: {', '.join(CHAT_ROLES)}")
         content = message.get("content")
         if isinstance(content, list):
             content = "".join(_text_part(part, f"{where}.content[{j}]") for j, part in enumerate(content))
@@ -141,8 +170,8 @@ def _number(body: dict[str, Any], key: str, default: float, low: float, high: fl
     value = body.get(key)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RequestError(400, f"`{key}` must be a number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise RequestError(400, f"`{key}` must be a number, finite and in [{low:g}, {high:g}]; got {value!r}")
     if value > high or value < low or (low_open and value == low):
         bracket = "(" if low_open else "["
         raise RequestError(400, f"`{key}` must be in {bracket}{low:g}, {high:g}]; got {value}")

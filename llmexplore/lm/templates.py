@@ -20,9 +20,8 @@ import string
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from llmexplore.lm.errors import TemplateError
+from llmexplore.yaml_input import load_yaml
 
 PROMPTS_ENV = "LLMEXPLORE_PROMPTS"
 #: characters of a fixed piece searched for before the whole piece is compared
@@ -178,12 +177,7 @@ class PromptLibrary:
         if (kind, name) in self._tables:
             return self._tables[(kind, name)]
         path = self.root / kind / f"{name}.yaml"
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise TemplateError(f"{path} not found") from None
-        except yaml.YAMLError as exc:
-            raise TemplateError(f"{path} is not valid YAML: {exc}") from None
+        data = load_yaml(path)  # a missing, non-UTF-8 or malformed file: a ConfigError naming it
         if not isinstance(data, dict) or not all(isinstance(v, (str, type(None))) for v in data.values()):
             raise TemplateError(f"{path} must map names to text")
         table = {str(k): (v or "").strip() for k, v in data.items()}

@@ -51,7 +51,7 @@ def no_grad(fn: _F) -> _F:
 class MethodOptions(BaseModel):
     """Options of a method; subclasses add typed fields. Unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,12 @@ BAD_CHAT = [
     ("n-two", {"n": 2}, "`n` must be 1"),
     ("stream", {"stream": True}, "`stream` must be false"),
     ("model-number", {"model": 5}, "`model` must be a string"),
+    # issue 37: what OpenAI's API refuses is refused here too, never answered with a 500 or silently
+    ("temperature-nan", {"temperature": float("nan")}, "`temperature` must be a number, finite"),
+    ("top_p-infinite", {"top_p": float("inf")}, "`top_p` must be a number, finite"),
+    ("unknown-field", {"temprature": 0.5}, "Unrecognized request argument supplied: temprature"),
+    ("unknown-role", {"messages": [{"role": "wizard", "content": "x"}]}, "`messages[0].role` is 'wizard'"),
+    ("missing-role", {"messages": [{"content": "x"}]}, "`messages[0].role` must be a string, one of system"),
 ]
 
 BAD_COMPLETION = [
@@ -79,6 +85,8 @@ BAD_COMPLETION = [
      "`echo_logprobs_from` must be a non-negative integer"),
     ("echo-from-text", {"echo": True, "echo_logprobs_from": "5"}, "`echo_logprobs_from` must be a non-negative"),
     ("echo-from-without-echo", {"echo_logprobs_from": 3}, "only applies with `echo`: true"),
+    ("temperature-infinite", {"temperature": float("-inf")}, "`temperature` must be a number, finite"),
+    ("unknown-field", {"messages": []}, "Unrecognized request argument supplied: messages"),
 ]
 
 

@@ -10,6 +10,7 @@ from typing import Sequence
 
 from llmexplore.cli import Handler, command
 from llmexplore.errors import ConfigError
+from llmexplore.numbers import number_type
 
 DEFAULT_EPISODES = 10
 _RANGE = re.compile(r"(\d+)-(\d+)")
@@ -49,12 +50,12 @@ def choose_seeds(episodes: int | None, seeds: Sequence[str] | None) -> list[int]
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (the --out of `llmexplore run`)")
     p.add_argument("--checkpoint", default="latest", help="latest (default), best, or a checkpoint file")
-    p.add_argument("--episodes", type=int, help=f"number of episodes, seeds 0..N-1 (default {DEFAULT_EPISODES})")
+    p.add_argument("--episodes", type=number_type(int, 1, 1_000_000), help=f"number of episodes, seeds 0..N-1 (default {DEFAULT_EPISODES})")
     p.add_argument("--seeds", nargs="+", metavar="SEED", help="evaluation seeds, one episode each (e.g. 0-9 20 21)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--greedy", action="store_true", help="take the most likely action")
     mode.add_argument("--sample", action="store_true", help="sample actions from the policy (default)")
-    p.add_argument("--workers", type=int, help="worker processes (default: one per CPU core, with at least 8 episodes each)")
+    p.add_argument("--workers", type=number_type(int, 1, 4096), help="worker processes (default: one per CPU core, with at least 8 episodes each)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -91,7 +92,7 @@ def _visualize(p: argparse.ArgumentParser) -> Handler:
     _common(p)
     p.add_argument("--out", help="output folder (default: RUN_DIR/viz/<checkpoint>.<greedy|sample>)")
     p.add_argument("--format", choices=("gif", "mp4"), help="animation format (default: mp4 with imageio-ffmpeg, else gif)")
-    p.add_argument("--fps", type=float, default=10.0, help="animation frames per second (default 10)")
+    p.add_argument("--fps", type=number_type(float, 0, 1000, low_open=True), default=10.0, help="animation frames per second (default 10)")
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.viz.visualize import visualize

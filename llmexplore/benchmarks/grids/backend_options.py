@@ -17,7 +17,7 @@ from llmexplore.errors import ConfigError
 class RayOptions(BaseModel):
     """Where and how cells run on a Ray cluster."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     address: str | None = Field(None, description="'auto', 'host:6379' or 'ray://host:10001'; "
                                                    "unset: start a local Ray instance for this grid")
@@ -35,7 +35,7 @@ class RayOptions(BaseModel):
 class SlurmOptions(BaseModel):
     """How cells become SLURM jobs (through submitit)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     executor: Literal["slurm", "local"] = Field("slurm", description="'local': submitit's local executor, which "
                                                 "runs the same jobs as processes on this machine (tests, laptops)")

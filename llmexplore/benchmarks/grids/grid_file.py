@@ -40,21 +40,26 @@ from llmexplore.benchmarks.run.budget import GRID_STEPS, steps_of
 from llmexplore.benchmarks.run.spec import ParentSpec, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
+from llmexplore.numbers import MAX_STEPS
+from llmexplore.paths import inside
 
 TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary", "tied", "lm", "output",
             *BACKEND_SECTIONS}
 BLOCK_KEYS = {"set", "vary", "tied", "name"}
 Protocol = Literal["reward-free", "with-reward", "pretrain-finetune"]
 #: a budget in env steps, or the task's published one by name
-Steps = Union[Annotated[int, Field(gt=0)], Literal["published"]]
+Steps = Union[Annotated[int, Field(gt=0, le=MAX_STEPS)], Literal["published"]]
 #: ``suite.finetune.method`` value that keeps each pretraining cell's method
 PARENT_METHOD = "parent"
+#: the most cells one grid file may expand to: each is checked before anything runs (about a millisecond
+#: each), and a grid past this is almost always a typo in a ``vary`` list
+MAX_CELLS = 10_000
 
 
 class Resources(BaseModel):
     """What one cell needs; backends that schedule (Ray, SLURM) honour it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     cpus: int = Field(1, ge=1)
     gpus: float = Field(0, ge=0)
@@ -63,7 +68,7 @@ class Resources(BaseModel):
 
 
 class Finetune(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     task: str
     steps: Steps | None = Field(
@@ -80,7 +85,7 @@ class Finetune(BaseModel):
 class Suite(BaseModel):
     """A benchmark protocol: which tasks, what budget, how runs relate."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str | None = None
     protocol: Protocol = "with-reward"
@@ -130,7 +135,9 @@ def safe_name(text: str) -> str:
 
 
 def cell_dir(out_dir: Path, label: str, task: str, seed: int) -> Path:
-    return out_dir / "runs" / safe_name(label) / safe_name(task.replace(":", "-")) / f"seed{seed}"
+    """``<out>/runs/<label>/<task>/seed<N>``; a label that would not stay a folder inside runs/ is refused."""
+    return inside(out_dir / "runs", safe_name(label), safe_name(task.replace(":", "-")), f"seed{seed}",
+                  what="the cell's label")
 
 
 class _Problems:
@@ -187,7 +194,11 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
         if key not in TOP_KEYS:
             problems.add(yaml_lines.line_of(data, key), f"unknown key '{key}' (valid: {', '.join(sorted(TOP_KEYS))})")
     name = data.get("name") or path.stem
-    out = Path(out_dir) if out_dir else Path(data.get("output") or Path("results") / safe_name(str(name)))
+    try:  # a grid writes under results/<its name> unless told where
+        out = Path(out_dir or data.get("output") or inside("results", safe_name(str(name)), what="the grid's name"))
+    except ConfigError as exc:
+        problems.add(yaml_lines.line_of(data, "name"), f"{exc.message} ({exc.hint})")
+        out = Path("results") / "grid"
     out = out.expanduser().resolve()
     suite = _parse_model(Suite, data.get("suite") or {}, data, "suite", problems) or Suite()
     lm = _parse_model(LMConfig, data["lm"], data, "lm", problems) if "lm" in data else None
@@ -208,6 +219,13 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
         problems.add(yaml_lines.line_of(data, "blocks"), "'blocks' must be a list of blocks")
         blocks = []
 
+    planned = sum(_planned_cells(block, defaults, suite) for block in blocks if isinstance(block, dict))
+    if planned > MAX_CELLS:
+        problems.add(0, f"the grid expands to {planned:,} cells, more than the {MAX_CELLS:,} one grid file may "
+                        "hold: shorten the `vary` lists, or split the grid into several files (each with its own "
+                        "`output`)")
+        problems.raise_if_any()
+
     raw_cells: list[tuple[dict, dict[str, int]]] = []
     for b, block in enumerate(blocks):
         block_line = yaml_lines.line_of(blocks, b)
@@ -223,6 +241,20 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
     problems.raise_if_any()
     return Grid(name=str(name), path=path, out_dir=out, suite=suite, cells=cells, lm=lm,
                 description=str(data.get("description") or ""), backend_options=backend_options)
+
+
+def _planned_cells(block: dict, defaults: dict, suite: Suite) -> int:
+    """How many cells a block expands to (pretraining cells; each may add one fine-tuning cell), counted
+    before expanding it, so a grid too large to check is refused at once."""
+    vary = block.get("vary") if isinstance(block.get("vary"), dict) else {}
+    tied = block.get("tied") if isinstance(block.get("tied"), list) else [{}]
+    count = max(1, len(tied))
+    for values in vary.values():
+        count *= max(1, len(values)) if isinstance(values, list) else 1
+    fixed = block.get("set") if isinstance(block.get("set"), dict) else {}
+    if suite.tasks and not any("task" in part for part in (defaults, fixed, vary)):
+        count *= len(suite.tasks)
+    return count * (2 if suite.protocol == "pretrain-finetune" else 1)
 
 
 def _parse_model(model: type[BaseModel], value: Any, parent: Any, key: str, problems: _Problems):
@@ -319,7 +351,11 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
             for where, message in exc.problems:
                 problems.add(line_for(lines, where), f"{where}: {message}")
             continue
-        cell = _cell(spec, out, suite, lines)
+        try:
+            cell = _cell(spec, out, suite, lines)
+        except ConfigError as exc:  # a label that cannot name a folder
+            problems.add(line_for(lines, "label"), f"{exc.message} ({exc.hint})")
+            continue
         if not _check_cell(cell, line_for, problems, seen):
             continue
         cells.append(cell)

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from llmexplore.errors import ConfigError
+from llmexplore.yaml_input import SafeLoader, load_yaml
 
 
 class LineDict(dict):
@@ -24,7 +25,7 @@ class LineList(list):
     lines: list[int]
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(SafeLoader):
     pass
 
 
@@ -54,20 +55,9 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequen
 
 
 def load(path: str | Path) -> LineDict:
+    """A YAML settings file whose mappings and lists remember their lines (``yaml_input.load_yaml``'s checks)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"file not found: {path}") from None
-    try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        context = ""
-        if exc.context_mark is not None and exc.context:
-            context = f" ({exc.context} at line {exc.context_mark.line + 1})"
-        raise ConfigError(f"{where}: not valid YAML: {exc.problem}{context}") from None
+    data = load_yaml(path, _Loader)
     if not isinstance(data, LineDict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     return data

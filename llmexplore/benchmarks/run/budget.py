@@ -8,11 +8,13 @@ runs the published budget knowingly.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.registry import find_family
 from llmexplore.errors import ConfigError
+from llmexplore.numbers import MAX_STEPS
 
 PUBLISHED = "published"
 DAY_SECONDS = 86_400
@@ -77,21 +79,28 @@ def default_budget_or_error(task: TaskSpec, processes: int = 1, spelling: str = 
     )
 
 
-def parse_steps(value: str | int | None, task: TaskSpec, spelling: str = CLI_STEPS) -> int | None:
-    """``--steps``: a positive integer (``1e6`` and ``1_000_000`` too) or ``published``."""
-    if value is None or isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        value = repr(value)
-    if value.strip().lower() == PUBLISHED:
+def parse_steps(value: str | int | float | None, task: TaskSpec, spelling: str = CLI_STEPS) -> int | None:
+    """``--steps``: a positive whole number up to ``MAX_STEPS`` (``1e6`` and ``1_000_000`` too) or ``published``;
+    NaN, infinities and overflowing numbers are refused here, where the budget enters."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        value = str(value)
+    wanted = (f"{spelling.strip(' :')} must be a positive whole number of env steps up to {MAX_STEPS:.0e} or "
+              f"'{PUBLISHED}'")
+    if isinstance(value, int):
+        number = float(value) if value <= MAX_STEPS else math.inf
+    elif isinstance(value, float):
+        number = value
+    elif value.strip().lower() == PUBLISHED:
         return task.default_budget
-    try:
-        number = float(value.replace("_", "").replace(",", ""))
-    except ValueError:
-        number = -1.0
-    if number < 1 or number != int(number):
-        raise ConfigError(f"{spelling.strip(' :')} must be a positive whole number of env steps or "
-                          f"'{PUBLISHED}', not {value!r}")
+    else:
+        try:
+            number = float(value.replace("_", "").replace(",", ""))
+        except ValueError:
+            number = math.nan
+    if not math.isfinite(number) or number < 1 or number > MAX_STEPS or number != int(number):
+        raise ConfigError(f"{wanted}, not {value!r}", hint=f"e.g. {spelling}1000000")
     return int(number)
 
 

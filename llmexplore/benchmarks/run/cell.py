@@ -29,6 +29,7 @@ from llmexplore.benchmarks.run.progress import ProgressView
 from llmexplore.benchmarks.run.lock import RunFolderLock
 from llmexplore.benchmarks.run.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
 from llmexplore.benchmarks.run.tensorboard import RunBoard
+from llmexplore.benchmarks.run.space_reserve import SpaceReserve
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
@@ -154,12 +155,15 @@ def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, qui
                     board=RunBoard(run_dir, adapter))
     try:
         result = _train(run, run_dir, sink, resume_steps, quiet)
-    except BaseException as exc:
         sink.close()
+        session.finish(result, sink)
+    except BaseException as exc:  # also a final record that could not be written (a full disk)
+        try:
+            sink.close()
+        except OSError:  # the files cannot take their last lines (a full disk): the record still says why
+            pass
         session.fail(exc)
         raise
-    sink.close()
-    session.finish(result, sink)
     return session.record
 
 
@@ -209,6 +213,8 @@ class CellSession:
     started_at: str
     start_steps: int
     clock: float = field(default_factory=time.time)
+    #: room set aside so that the record can still be rewritten when the disk fills
+    reserve: SpaceReserve | None = None
 
     @classmethod
     def start(cls, run: ResolvedRun, adapter: EnvAdapter, run_dir: Path, files: RunFiles,
@@ -217,7 +223,9 @@ class CellSession:
         # earlier sessions stay in the record even when none left a checkpoint: the work was done
         earlier = _earlier_sessions(previous, resume_steps)
         record = _base_record(run, adapter, files, started_at, previous, earlier, resume_steps)
-        session = cls(run, adapter, run_dir, files, record, earlier, started_at, resume_steps)
+        session = cls(run, adapter, run_dir, files, record, earlier, started_at, resume_steps,
+                      reserve=SpaceReserve(run_dir))
+        session.reserve.hold()
         session.heartbeat(resume_steps)
         return session
 
@@ -236,7 +244,13 @@ class CellSession:
                         "traceback": traceback.format_exc(limit=20),
                         "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         _close_session(record, self.started_at, time.time() - self.clock, self.start_steps, self.start_steps)
-        record.write(self.run_dir)
+        self._write_last(record)
+
+    def _write_last(self, record: RunRecord) -> None:
+        """The session's final record, written even on a full disk (the reserve is given up for it)."""
+        reserve = self.reserve or SpaceReserve(self.run_dir)
+        reserve.write(lambda: record.write(self.run_dir))
+        reserve.release()
 
     def finish(self, result: "TrainResult", sink: CellSink) -> None:
         record = self.record
@@ -246,7 +260,7 @@ class CellSession:
                             "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps)
         _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
-        record.write(self.run_dir)
+        self._write_last(record)
 
 
 def _finish_wandb(run: Any, failed: bool) -> None:

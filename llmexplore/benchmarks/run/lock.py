@@ -34,7 +34,14 @@ class RunFolderLock:
     def acquire(self) -> None:
         import fcntl
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except IsADirectoryError:
+            raise ConfigError(f"{self.path} is a folder; the run keeps its lock file there",
+                              hint=f"remove that folder (rm -r {self.path}) and rerun") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run's lock file {self.path}: {exc.strerror or exc}",
+                              hint="check that the run folder is writable, or choose another --out") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

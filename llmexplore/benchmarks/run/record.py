@@ -11,10 +11,11 @@ import json
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llmexplore.atomic import atomic_write_json, json_kind
-from llmexplore.errors import DataError
+from llmexplore.errors import ConfigError, DataError
+from llmexplore.paths import check_relative
 
 SCHEMA_NAME = "llmexplore.run"
 SCHEMA_VERSION = 2
@@ -56,6 +57,18 @@ class RunFiles(BaseModel):
     crafter_stats: str | None = None
     sf_log: str = "sf/sf_log.txt"
     checkpoints: list[str] = Field(default_factory=list)
+
+    @field_validator("*")
+    @classmethod
+    def _inside_the_run_folder(cls, value: Any, info: Any) -> Any:
+        """Every file the record names is joined to its run folder: none may lead out of it."""
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    check_relative(text, f"files.{info.field_name}")
+                except ConfigError as exc:  # as a validation error: readers name the record file
+                    raise ValueError(exc.message) from None
+        return value
 
 
 class RunRecord(BaseModel):

@@ -18,15 +18,17 @@ from llmexplore.errors import ConfigError, UserError
 from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import CheckContext, get_method, parse_options
+from llmexplore.numbers import MAX_SEED, MAX_STEPS
 
 
 class RunSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     method: str
     task: str
-    seed: int = Field(0, ge=0)
-    steps: int | None = Field(None, gt=0, description="env-step budget; default: the task's published budget")
+    seed: int = Field(0, ge=0, le=MAX_SEED)
+    steps: int | None = Field(None, gt=0, le=MAX_STEPS,
+                              description="env-step budget; default: the task's published budget")
     ext_coef: float | None = Field(None, ge=0, description="c_ext; default: the task's published value")
     int_coef: float | None = Field(None, ge=0, description="c_int; default: the method's published value")
     method_options: dict[str, Any] = Field(default_factory=dict)

@@ -14,7 +14,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from llmexplore.errors import ConfigError
 from llmexplore.lm.errors import OracleError
+from llmexplore.paths import check_name
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "maestro_reference"
 _SIGNATURE = re.compile(r"^\s*(\w+)\s*\(")
@@ -29,6 +31,11 @@ FALLBACKS = (
 
 def reference_file(kind: str, target: str, description: str = "") -> Path:
     """The reference file answering a request for ``target`` of ``kind`` (skill, training policy, task)."""
+    if kind in ("skill", "task"):
+        try:  # the target comes from the prompt: it must name a file in the reference folder
+            check_name(target, f"the {kind} name")
+        except ConfigError as exc:
+            raise OracleError(exc.message) from None
     if kind == "skill":
         path = REFERENCE_DIR / "skills" / f"{target}.py"
     elif kind == "training policy":

@@ -55,7 +55,11 @@ def check_code(source: str, specs: Sequence[FunctionSpec], limits: Limits = DEFA
     under OS limits (isolation.py), an outer guard on top of the meter: whatever the meter misses
     ends as a refusal, never as a hang or a crash of this process.
     """
-    code = SandboxedCode(source, tuple(specs), limits, name=name)  # raises CodeRejected; runs nothing
+    try:
+        code = SandboxedCode(source, tuple(specs), limits, name=name)  # raises CodeRejected; runs nothing
+    except RecursionError:  # the static checks walk the syntax tree recursively
+        raise CodeRejected("the code nests expressions too deeply to check; write it with fewer nested "
+                           "operators (intermediate variables)") from None
     inputs = {spec.name: probe_inputs(spec) for spec in specs}  # built here: the child only runs code
     if isolate and isolation.AVAILABLE:
         try:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from llmexplore.atomic import require_output_dir
 from llmexplore.cli import Handler, command
+from llmexplore.numbers import number_type, seed_type
 
 
 def _skills_arg(text: str) -> tuple[str, ...]:
@@ -71,10 +72,12 @@ def _check(p: argparse.ArgumentParser) -> Handler:
         from llmexplore.methods.maestro.checking import check_code
         from llmexplore.methods.maestro.skills import FUNCTIONS
 
+        from llmexplore.yaml_input import read_text
+
         path = Path(args.file)
         if not path.is_file():
             raise ConfigError(f"no file {path}")
-        check_code(path.read_text(encoding="utf-8"), (FUNCTIONS[args.function],), name=str(path))
+        check_code(read_text(path, "Python file"), (FUNCTIONS[args.function],), name=str(path))
         print(json.dumps({"file": str(path), "function": args.function, "valid": True}))
         return 0
 
@@ -101,11 +104,11 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--task", required=True,
                    help="zero-shot task name (`llmexplore maestro tasks` lists them)")
     p.add_argument("--run", required=True, help="run directory of a `llmexplore run --method maestro` run")
-    p.add_argument("--episodes", type=int, default=20)
+    p.add_argument("--episodes", type=number_type(int, 1, 1_000_000), default=20)
     p.add_argument("--out", help="also write the result JSON to this file")
     p.add_argument("--checkpoint", default="latest", help="latest | best | a .pth file")
     p.add_argument("--greedy", action="store_true", help="most likely actions instead of sampled ones")
-    p.add_argument("--seed", type=int, default=0, help="first evaluation seed")
+    p.add_argument("--seed", type=seed_type, default=0, help="first evaluation seed")
     p.add_argument("--metric", choices=("count", "success"), default="count",
                    help="interaction tasks: count = mean events per episode over episodes that saw a "
                         "shop/altar (published); success = success rate over all episodes")

@@ -24,6 +24,7 @@ from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.config import LMConfig, SamplingParams
 from llmexplore.lm.questions import LABEL_UNKNOWN, MotifPreference, ask
 from llmexplore.methods.motif.dataset import PairDataset, open_pair_dataset, preference_name
+from llmexplore.paths import check_name
 
 
 @dataclass
@@ -78,10 +79,12 @@ def annotate_pairs(dataset: str | Path | PairDataset, lm: LanguageModel, *, goal
     question = MotifPreference(goal=goal, version=version, prompts=prompts)
     params = params or SamplingParams()
     start, stop = chunk_slice(len(ds), chunk)
+    if annotator is not None:
+        check_name(annotator, "annotator")  # it names the label file in preference/
     name = preference_name(annotator or annotator_name(lm.model_id), goal, version)
     labels = ds.open_labels(name)
     todo = start + np.flatnonzero(np.asarray(labels[start:stop]) == LABEL_UNKNOWN)
-    report = AnnotationReport(str(ds.preference_dir / f"{name}.npy"), tuple(chunk), stop - start,
+    report = AnnotationReport(str(ds.preference_path(name)), tuple(chunk), stop - start,
                               (stop - start) - len(todo))
     before = _cache_counters(lm)
     show = _make_progress(progress, len(todo))

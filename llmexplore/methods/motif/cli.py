@@ -8,14 +8,15 @@ import time
 
 from llmexplore.atomic import require_output_dir
 from llmexplore.cli import Handler, command
+from llmexplore.numbers import number_type, seed_type
 
 
 def _collect(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--task", help="NetHack task to roll out in (default: the --policy run's task, else nethack:score)")
-    p.add_argument("--pairs", type=int, required=True, help="number of observation pairs N")
+    p.add_argument("--pairs", type=number_type(int, 1), required=True, help="number of observation pairs N")
     p.add_argument("--out", required=True, help="dataset folder to create (data/, info/, preference/)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--envs", type=int, default=16, help="environments stepped together")
+    p.add_argument("--seed", type=seed_type, default=0, help="seed of the rollouts")
+    p.add_argument("--envs", type=number_type(int, 1, 4096), default=16, help="environments stepped together")
     g = p.add_argument_group("policy (default: uniform random actions)")
     g.add_argument("--policy", metavar="RUN_DIR", help="roll out a checkpoint of this trained run (any method)")
     g.add_argument("--checkpoint", default="latest", help="with --policy: latest | best | a .pth file")
@@ -76,16 +77,16 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--dataset", required=True, help="pair dataset folder")
     p.add_argument("--annotation", required=True, help="preference file name, e.g. llama70b_msg_defaultgoal_default")
     p.add_argument("--out", required=True, help="reward-model folder (created; rerunning resumes)")
-    p.add_argument("--lr", type=float, default=defaults.lr)
-    p.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    p.add_argument("--epochs", type=int, default=defaults.epochs)
-    p.add_argument("--val-fraction", type=float, default=defaults.val_fraction)
-    p.add_argument("--seed", type=int, default=defaults.seed)
+    p.add_argument("--lr", type=number_type(float, 0, 1, low_open=True), default=defaults.lr, help="learning rate")
+    p.add_argument("--batch-size", type=number_type(int, 1), default=defaults.batch_size, help="pairs per step")
+    p.add_argument("--epochs", type=number_type(int, 1, 100_000), default=defaults.epochs, help="passes over the training pairs")
+    p.add_argument("--val-fraction", type=number_type(float, 0, 1, low_open=True), default=defaults.val_fraction, help="share of pairs held out for validation")
+    p.add_argument("--seed", type=seed_type, default=defaults.seed, help="training seed")
     p.add_argument("--device", choices=["cpu", "cuda", "auto"], default=defaults.device)
     p.add_argument("--unknown", choices=("drop", "tie"), default=defaults.unknown,
                    help="unknown labels (3): drop them as the published code does (default), or count them as "
                         "ties (on a finished annotation)")
-    p.add_argument("--threads", type=int, default=defaults.threads,
+    p.add_argument("--threads", type=number_type(int, 1, 1024), default=defaults.threads,
                    help="CPU threads for torch (default 1: fastest on a small or shared machine)")
 
     def handle(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from llmexplore.errors import DataError
+from llmexplore.paths import check_name, inside
 
 #: how a dataset of ours was collected (task, seed, policy); the published dataset has none
 COLLECTION_FILE = "collection.json"
@@ -80,9 +81,13 @@ class PairDataset:
             return []
         return sorted(p.stem for p in self.preference_dir.glob("*.npy"))
 
+    def preference_path(self, name: str) -> Path:
+        """The label file of annotation ``name``; a name that would lead out of preference/ is refused."""
+        return inside(self.preference_dir, check_name(name, "annotation name") + ".npy", what="annotation name")
+
     def labels(self, name: str) -> np.ndarray:
         """Read-only labels, checked for length and range."""
-        path = self.preference_dir / f"{name}.npy"
+        path = self.preference_path(name)
         if not path.is_file():
             raise DataError(f"no preference file {path}",
                             hint=f"available: {', '.join(self.preference_names()) or 'none (annotate first)'}")
@@ -95,8 +100,8 @@ class PairDataset:
 
     def open_labels(self, name: str) -> np.memmap:
         """Writable labels, created filled with 'unknown' (3) if absent; flush() to persist."""
+        path = self.preference_path(name)
         self.preference_dir.mkdir(parents=True, exist_ok=True)
-        path = self.preference_dir / f"{name}.npy"
         if not path.exists():
             tmp = path.with_suffix(".tmp.npy")
             array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(len(self),))

@@ -50,7 +50,7 @@ EVAL_CHUNK = 8192
 class RewardTrainingOptions(BaseModel):
     """Published defaults; every field can be overridden."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     lr: float = Field(1e-5, gt=0)
     batch_size: int = Field(1024, ge=1)
@@ -100,7 +100,7 @@ def prepare_data(dataset: str | Path, annotation: str, options: RewardTrainingOp
     if options.unknown == "tie":
         labels = np.where(labels == LABEL_UNKNOWN, LABEL_TIE, labels)
     known = np.flatnonzero(labels != LABEL_UNKNOWN)
-    path = ds.preference_dir / f"{annotation}.npy"
+    path = ds.preference_path(annotation)
     if len(known) < 2:
         raise DataError(f"{path}: {len(known)} annotated pairs (label 0, 1 or 2); at least 2 are needed",
                         hint="annotate the dataset first (`llmexplore motif annotate`)")

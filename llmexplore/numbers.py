@@ -1,0 +1,66 @@
+"""Numbers a user gives on the command line: checked for being finite and in range where they enter.
+
+Settings files go through pydantic models (``allow_inf_nan=False`` and field bounds); options
+parsed by argparse use the types here, so ``--port -1``, ``--timeout nan`` or ``--seed 1e30``
+stop with argparse's usage error (exit code 2) naming the option and the range it takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Callable
+
+#: the largest run seed: training seeds env i of run seed s with s * 1_000_003 + i, which must stay below
+#: the evaluation seeds (2**40, ``agents/rollout.py``) and inside every seeding library's range (numpy: 2**32)
+MAX_SEED = 1_000_000
+#: the largest env-step budget (NetHack's published one is 2 * 10**9)
+MAX_STEPS = 10**12
+#: the highest TCP port
+MAX_PORT = 65_535
+
+
+def _range_text(low: float | None, high: float | None, low_open: bool) -> str:
+    def show(x: float) -> str:
+        return f"{x:,}" if isinstance(x, int) else f"{x:g}"
+
+    if low is not None and high is not None:
+        if low_open:
+            return f"above {show(low)} and at most {show(high)}"
+        return f"between {show(low)} and {show(high)}"
+    if low is not None:
+        return f"above {show(low)}" if low_open else f"at least {show(low)}"
+    if high is not None:
+        return f"at most {show(high)}"
+    return ""
+
+
+def number_type(kind: type, low: float | None = None, high: float | None = None,
+                low_open: bool = False) -> Callable[[str], int | float]:
+    """An argparse ``type=`` that reads an int (``kind=int``) or a finite float and checks its range."""
+    noun = "a whole number" if kind is int else "a finite number"
+    wanted = f"{noun} {_range_text(low, high, low_open)}".strip()
+
+    def parse(text: str) -> int | float:
+        try:
+            value = int(text) if kind is int else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}") from None
+        if kind is not int and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}")
+        if ((low is not None and (value < low or (low_open and value == low)))
+                or (high is not None and value > high)):
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}")
+        return value
+
+    parse.__name__ = "int" if kind is int else "float"  # argparse names the type in messages
+    return parse
+
+
+#: shared option types
+port_type = number_type(int, 0, MAX_PORT)
+seed_type = number_type(int, 0, MAX_SEED)
+seconds_type = number_type(float, 0, 7 * 86_400)
+positive_seconds_type = number_type(float, 0, 7 * 86_400, low_open=True)
+fraction_type = number_type(float, 0, 1)
+coefficient_type = number_type(float, 0, 1e6)

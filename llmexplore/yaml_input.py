@@ -1,0 +1,113 @@
+"""Reading the text and YAML files a user hands us: one reader, so every command refuses the same
+bad files the same way (not UTF-8, a folder, an alias bomb, nesting too deep) with a clear error.
+
+YAML aliases let a few lines stand for billions of values (``a: &a [x, x]``, ``b: &b [*a, *a]``,
+...); building that is cheap (aliases share objects) but anything that walks it, such as a grid's
+expansion or a JSON dump, never ends. ``SafeLoader`` counts every value a document stands for,
+aliases counted each time they are used, and refuses a document past ``MAX_VALUES`` before
+anything is built.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from llmexplore.errors import ConfigError
+
+#: values one YAML document may stand for once its aliases are expanded
+MAX_VALUES = 1_000_000
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """The UTF-8 text of ``path``, or a ConfigError naming the file and what is wrong with it."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a folder, not a {what}", hint=f"name the {what} itself") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                          hint=f"save the {what} as UTF-8") from None
+
+
+class SafeLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses documents standing for more than ``MAX_VALUES`` values."""
+
+    max_values = MAX_VALUES
+
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None:
+            _check_expansion(node, self.max_values)
+        return node
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_expansion(root: yaml.Node, limit: int) -> None:
+    """Count the values ``root`` stands for, each alias as often as it is used (memoised, so this takes
+    time in the number of distinct nodes); refuse a recursive alias or a count past ``limit``."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # nodes whose children are being counted: meeting one again is a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, counted = stack.pop()
+        key = id(node)
+        if counted:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > limit:
+                line = node.start_mark.line + 1
+                raise ConfigError(f"line {line}: this YAML stands for more than {limit:,} values once its "
+                                  f"aliases (*name) are expanded",
+                                  hint="write the values out, or use fewer nested aliases")
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise ConfigError(f"line {node.start_mark.line + 1}: a YAML alias refers to a value that contains it",
+                              hint="remove the recursive alias")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def parse_yaml(text: str, source: str, loader: type[SafeLoader] = SafeLoader) -> Any:
+    """Parse YAML text; ``source`` (a path, or 'option x') names it in errors."""
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{source}:{mark.line + 1}" if mark else source
+        context = ""
+        if exc.context_mark is not None and exc.context:
+            context = f" ({exc.context} at line {exc.context_mark.line + 1})"
+        raise ConfigError(f"{where}: not valid YAML: {exc.problem}{context}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc.message}", hint=exc.hint) from None
+    except RecursionError:
+        raise ConfigError(f"{source}: YAML nested too deeply to read",
+                          hint="flatten the nesting (a few levels are enough for any setting)") from None
+
+
+def load_yaml(path: str | Path, loader: type[SafeLoader] = SafeLoader) -> Any:
+    """A YAML file's contents, through ``read_text`` and ``parse_yaml``."""
+    return parse_yaml(read_text(path, "YAML file"), str(path), loader)
