@@ -39,6 +39,8 @@ class TrainResult:
     env_steps: int
     session_env_steps: int
     session_seconds: float
+    #: why a failed run failed, when known (e.g. which child process died)
+    error: str | None = None
 
 
 def sf_argv(settings: RunSettings) -> list[str]:
@@ -204,7 +206,11 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
     }.get(status, "failed")
     if outcome == "complete" and steps < budget:
         outcome = "interrupted"
-    return TrainResult(outcome, steps, steps - resume_env_steps, seconds)
+    watchdog = getattr(runner, "watchdog", None)
+    error = watchdog.failure if watchdog is not None else None
+    if error is not None:
+        outcome = "failed"
+    return TrainResult(outcome, steps, steps - resume_env_steps, seconds, error)
 
 
 def _checkpoint_interrupted_serial_run(runner: Any, sink: TrainingSink) -> None:

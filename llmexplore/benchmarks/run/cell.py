@@ -301,7 +301,7 @@ class CellSession:
         record = self.record
         record.status = result.status
         if result.status == "failed":
-            record.error = {"message": "sample-factory reported a failure",
+            record.error = {"message": result.error or "sample-factory reported a failure",
                             "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps)
         _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
@@ -423,7 +423,9 @@ def _close_session(record: RunRecord, started_at: str, seconds: float, start_ste
     record.env_steps = end_steps
     record.wall_seconds = round(sum(s.seconds for s in record.sessions), 3)
     trained = sum(s.env_steps_end - s.env_steps_start for s in record.sessions)
-    record.steps_per_second = round(trained / record.wall_seconds, 1) if record.wall_seconds > 0 else None
+    # sessions that trained nothing (a child died at start, a stall) are in wall_seconds, not in steps/s
+    training = sum(s.seconds for s in record.sessions if s.env_steps_end > s.env_steps_start)
+    record.steps_per_second = round(trained / training, 1) if training > 0 else None
     record.updated_at = utc_now()
     if record.status == "complete":
         record.finished_at = record.updated_at
