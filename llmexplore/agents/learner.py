@@ -222,4 +222,29 @@ class SerialTrainer(_OurLearnerMixin, SerialRunner):
 
 
 class ParallelTrainer(_OurLearnerMixin, ParallelRunner):
-    """Rollout workers and the learner in separate processes (many cores, or a GPU)."""
+    """Rollout workers and the learner in separate processes (many cores, or a GPU); a watchdog ends the
+    run within seconds when one of them dies (``watchdog.py``), instead of waiting for it for good."""
+
+    def init(self):
+        from llmexplore.agents.watchdog import ChildWatchdog
+
+        status = super().init()
+        self.watchdog = ChildWatchdog(self.event_loop, self._children, self._child_died)
+        return status
+
+    def _children(self) -> list[Any]:
+        return [*self.processes, *getattr(self.sampler, "processes", [])]
+
+    def _child_died(self, message: str) -> None:
+        from sample_factory.algo.utils.misc import ExperimentStatus
+
+        log.error(message)
+        self.status = ExperimentStatus.FAILURE
+        self.stopped = True
+        self.event_loop.stop()
+
+    def _stop_training(self, failed: bool = False) -> None:
+        watchdog = getattr(self, "watchdog", None)
+        if watchdog is not None:
+            watchdog.stopping = True  # children exit on their own from here
+        super()._stop_training(failed)

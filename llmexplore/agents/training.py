@@ -28,6 +28,8 @@ class TrainingSink(Protocol):
 
     def on_progress(self, env_steps: int, steps_per_second: float) -> None: ...
 
+    def on_episodes_through(self, env_steps: int) -> None: ...
+
     def on_parent(self, report: dict[str, Any]) -> None: ...
 
 
@@ -37,6 +39,8 @@ class TrainResult:
     env_steps: int
     session_env_steps: int
     session_seconds: float
+    #: why a failed run failed, when known (e.g. which child process died)
+    error: str | None = None
 
 
 def sf_argv(settings: RunSettings) -> list[str]:
@@ -176,6 +180,10 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
         def on_training_step(self, runner_, training_iteration_since_resume: int) -> None:
             elapsed = max(time.time() - started, 1e-6)
             sink.on_progress(learner_steps(), (learner_steps() - resume_env_steps) / elapsed)
+            # episodes reach this process before the learner's report of the batch that holds them (one
+            # queue, sent in that order), so every episode up to the trained count has been written:
+            # from here on a checkpoint at that count is a resume point (cell.py, ``_resume_point``)
+            sink.on_episodes_through(trained_steps() if train_config.serial else learner_steps())
             if trained_steps() >= budget:  # stop on the batch that reaches the budget, not one later
                 runner_._stop_training()
 
@@ -198,7 +206,11 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
     }.get(status, "failed")
     if outcome == "complete" and steps < budget:
         outcome = "interrupted"
-    return TrainResult(outcome, steps, steps - resume_env_steps, seconds)
+    watchdog = getattr(runner, "watchdog", None)
+    error = watchdog.failure if watchdog is not None else None
+    if error is not None:
+        outcome = "failed"
+    return TrainResult(outcome, steps, steps - resume_env_steps, seconds, error)
 
 
 def _checkpoint_interrupted_serial_run(runner: Any, sink: TrainingSink) -> None:

@@ -86,6 +86,9 @@ class EnvFamily:
     normalization: Normalization | None = None
     #: final metrics shown as extra per-task leaderboard columns when present
     extra_columns: tuple[str, ...] = ()
+    #: final metrics with a known range (``fnmatch`` pattern -> inclusive low, high): the leaderboard
+    #: refuses a record with a value outside it (a 200% score is a damaged or tampered record)
+    metric_ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     #: achievements whose ``success_<name>`` final metrics get a per-task table and bar plot
     achievements: tuple[str, ...] = ()
     stats_file: StatsFile | None = None

@@ -50,6 +50,8 @@ class Sink:
 
     def on_parent(self, report) -> None: ...
 
+    def on_episodes_through(self, env_steps) -> None: ...
+
     def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
         self.metrics.append({"env_steps": env_steps, **metrics})
 

@@ -30,6 +30,8 @@ class _Timeline:
 
     def on_parent(self, report) -> None: ...
 
+    def on_episodes_through(self, env_steps) -> None: ...
+
     def on_progress(self, env_steps: int, steps_per_second: float) -> None:
         self.points.append((time.perf_counter(), env_steps))
 

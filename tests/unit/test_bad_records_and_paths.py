@@ -83,7 +83,7 @@ def test_the_leaderboard_lists_a_bad_record_and_builds_the_rest(tmp_path):
         (runs / name / "run.json").write_text(text)
     found = collect(runs)
     assert len(found.runs) == 1
-    unreadable = sorted(Path(r["path"]).name for r in found.incomplete if r["status"] == "unreadable")
+    unreadable = sorted(Path(r["path"]).name for r in found.excluded if r["status"] == "unreadable")
     assert unreadable == ["array", "null"]
     done = _cli("leaderboard", str(runs))
     assert done.returncode == 0, done.stderr

@@ -21,7 +21,7 @@ import pytest
 
 from llmexplore.methods.maestro.checking import check_code
 from llmexplore.methods.maestro.interface import example_obs
-from llmexplore.methods.maestro.program import memory_items
+from llmexplore.methods.maestro.sandbox.boundary import NotPlain, plain_copy
 from llmexplore.methods.maestro.sandbox import CodeFailed, CodeRejected, SandboxedCode
 from llmexplore.methods.maestro.sandbox.isolation import IsolatedFailure, ProcessLimits, run_isolated
 from llmexplore.methods.maestro.sandbox.sizing import describe_exception
@@ -73,11 +73,14 @@ def test_the_checks_also_hold_in_process(isolate):
 
 def test_a_policy_storing_a_heavy_memory_is_refused_and_the_memory_walk_is_bounded():
     started = time.perf_counter()
-    with pytest.raises(CodeRejected, match="grew its memory past 2000 items"):
+    with pytest.raises(CodeRejected, match="memory cannot be kept .*more than 2000 items"):
         check_code(POLICY_MEMORY, (POLICY,))
-    memory = {"x": [[0] * 99999] * 99999}
-    assert memory_items(memory, 2000) > 2000
-    assert memory_items({"a": [1, 2], "b": "x"}) == 7  # dict 2 + list 2 + ints 2 + string 1
+    with pytest.raises(NotPlain, match="more than 2000 items"):
+        plain_copy({"x": [[0] * 99999] * 99999}, 2000)
+    small = {"a": [1, 2], "b": ("x",)}  # dict 2 + list 2 + tuple 1
+    assert plain_copy(small, 5) == small
+    with pytest.raises(NotPlain, match="more than 4 items"):
+        plain_copy(small, 4)
     assert time.perf_counter() - started < 5.0
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from llmexplore.benchmarks.results.admission import cell_key, record_problem
 from llmexplore.benchmarks.run.record import RECORD_FILE, RunRecord, read_record
 from llmexplore.benchmarks.results.statistics import iqm, mean_and_se, stratified_bootstrap_ci
 from llmexplore.envs.family import EnvFamily
@@ -68,25 +69,51 @@ class Run:
 
 @dataclass
 class Collection:
+    """The runs a leaderboard counts, and every record it does not, each with its status and why."""
+
     runs: list[Run] = field(default_factory=list)
-    incomplete: list[dict[str, Any]] = field(default_factory=list)
+    #: {"path", "status" (unreadable, running, interrupted, failed, refused, duplicate), "cell", "why"}
+    excluded: list[dict[str, Any]] = field(default_factory=list)
 
 
 def collect(root: str | Path) -> Collection:
-    """Every run record under ``root``; complete ones are aggregated, the rest listed."""
+    """Every run record under ``root``: complete ones that pass ``admission.record_problem`` are counted
+    (one per cell: a copy of a cell in a second folder is not a second seed), the rest listed."""
     out = Collection()
+    counted: dict[str, Path] = {}
     for path in sorted(Path(root).rglob(RECORD_FILE)):
+        folder = str(path.parent)
         try:
             record = read_record(path)
         except UserError as exc:
-            out.incomplete.append({"path": str(path.parent), "status": "unreadable", "why": str(exc)})
+            out.excluded.append({"path": folder, "status": "unreadable", "cell": "", "why": str(exc)})
             continue
         if record.status != "complete":
-            why = (record.error or {}).get("message", "")
-            out.incomplete.append({"path": str(path.parent), "status": record.status, "cell": record.cell, "why": why})
+            why = str((record.error or {}).get("message", ""))
+            out.excluded.append({"path": folder, "status": record.status, "cell": record.cell, "why": why})
             continue
+        problem = record_problem(record)
+        if problem is not None:
+            out.excluded.append({"path": folder, "status": "refused", "cell": record.cell, "why": problem})
+            continue
+        cell = cell_key(record.spec)
+        if cell in counted:
+            out.excluded.append({"path": folder, "status": "duplicate", "cell": record.cell,
+                                 "why": f"the same cell as {counted[cell]}, counted once; keep one of the two "
+                                        "folders under the runs folder"})
+            continue
+        counted[cell] = path.parent
         out.runs.append(Run(record, path.parent))
     return out
+
+
+def _mean_over_all(values: list[float]) -> tuple[float, float]:
+    """Mean and s.e. over every counted seed, or no value when one of them lacks it: a column's mean
+    never uses fewer rows than the seed count beside it."""
+    array = np.asarray(values, dtype=float)
+    if array.size == 0 or np.isnan(array).any():
+        return float("nan"), float("nan")
+    return mean_and_se(array)
 
 
 def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
@@ -99,8 +126,8 @@ def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
         values = np.array([r.value(metric) for r in group])
         mean, se = mean_and_se(values)
         low, high = stratified_bootstrap_ci([values[~np.isnan(values)]], iqm, reps=reps)
-        ret_mean, ret_se = mean_and_se([r.value("return") for r in group])
-        int_mean, int_se = mean_and_se([r.value("intrinsic_return") for r in group])
+        ret_mean, ret_se = _mean_over_all([r.value("return") for r in group])
+        int_mean, int_se = _mean_over_all([r.value("intrinsic_return") for r in group])
         budgets = sorted({r.record.budget for r in group})
         row = {
             "task": task, "label": label, "method": group[0].record.spec["method"], "seeds": len(group),
@@ -111,7 +138,7 @@ def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
         }
         info = group[0].family_info
         for column in info.extra_columns if info else ():
-            row[column] = mean_and_se([r.value(column) for r in group])[0]
+            row[column] = _mean_over_all([r.value(column) for r in group])[0]
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -170,7 +197,7 @@ def achievement_table(runs: list[Run]) -> pd.DataFrame:
     for (task, label), group in sorted(groups.items()):
         row: dict[str, Any] = {"task": task, "label": label, "seeds": len(group)}
         for name in group[0].family_info.achievements:
-            row[name] = float(np.nanmean([r.value(f"success_{name}") for r in group]))
+            row[name] = _mean_over_all([r.value(f"success_{name}") for r in group])[0]
         rows.append(row)
     # the columns even without such runs, so a leaderboard without them can look for its rows
     names = dict.fromkeys(name for family in families() for name in family.achievements)

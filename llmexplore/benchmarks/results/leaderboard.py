@@ -43,6 +43,10 @@ class FewSeedsWarning(UserWarning):
     """A leaderboard cell whose uncertainty cannot be estimated from its seeds."""
 
 
+class NotCountedWarning(UserWarning):
+    """Complete records the leaderboard refused (admission.py) or found twice."""
+
+
 def _num(x: Any, digits: int = 2) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
@@ -122,7 +126,7 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     """Write every leaderboard file for the runs under ``runs_dir``; return their paths."""
     runs_dir, out_dir = Path(runs_dir), Path(out_dir)
     found = collect(runs_dir)
-    if not found.runs and not found.incomplete:
+    if not found.runs and not found.excluded:
         raise DataError(f"no run records under {runs_dir}", hint="run a grid or `llmexplore run` first")
     out_dir.mkdir(parents=True, exist_ok=True)
     title = title or runs_dir.name
@@ -135,6 +139,7 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     if not aggregate.empty and aggregate["tasks"].max() > 1:
         board.improvements[None] = improvement_table(found.runs, None, reps=reps)
     _warn_single_seeds(per_task)
+    _warn_not_counted(found)
     files: dict[str, Path] = {}
 
     for task in tasks:
@@ -158,7 +163,7 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     files["markdown"] = out_dir / "leaderboard.md"
     atomic_write_text(files["markdown"], _markdown(board))
     files["csv"] = out_dir / "leaderboard.csv"
-    atomic_write_text(files["csv"], _csv(per_task, tasks))
+    atomic_write_text(files["csv"], _csv(per_task, tasks, found.excluded))
     files["latex"] = out_dir / "leaderboard.tex"
     atomic_write_text(files["latex"], latex_document_body(board))
     files["html"] = out_dir / "index.html"
@@ -231,6 +236,15 @@ def _warn_single_seeds(per_task: pd.DataFrame) -> None:
                       f"(at least {FEW_SEEDS} for a meaningful interval)", FewSeedsWarning, stacklevel=3)
 
 
+def _warn_not_counted(found: Collection) -> None:
+    refused = [row for row in found.excluded if row["status"] in ("refused", "duplicate")]
+    if refused:
+        first = refused[0]
+        warnings.warn(f"{len(refused)} complete record(s) not counted, e.g. {first['path']}: {first['why']} "
+                      f"(all of them, with the reason: '{EXCLUDED_HEADING}' in leaderboard.md)",
+                      NotCountedWarning, stacklevel=3)
+
+
 def _scores_json(scores: pd.DataFrame) -> str:
     """The per-run scores as a list of objects; missing values are null."""
     rows = json.loads(scores.to_json(orient="records"))
@@ -241,11 +255,26 @@ def _header(board: Board) -> list[str]:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     found = board.found
     return [f"# Leaderboard: {board.title}", "",
-            f"{len(found.runs)} complete runs ({len(found.incomplete)} incomplete, listed at the end); {stamp}.",
+            f"{_counted(found)}; {stamp}.",
             "Metric columns: mean ± standard error over seeds, and the interquartile mean with a 95% "
             f"stratified-bootstrap confidence interval; cells with fewer than {FEW_SEEDS} seeds are marked "
             f"{FEW_MARK}. Published results appear in separate tables, never mixed with runs made here. "
             "Per-run values: scores.csv and scores.json.", ""]
+
+
+def _counted(found: Collection) -> str:
+    return (f"{len(found.runs)} runs counted ({len(found.excluded)} not counted: incomplete or refused, "
+            "listed with the reason at the end)")
+
+
+#: the heading and the columns of the list of runs not counted, in every output
+EXCLUDED_HEADING = "Runs not counted"
+EXCLUDED_COLUMNS = ["path", "status", "cell", "why"]
+
+
+def excluded_display(excluded: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame([{c: str(row.get(c, "")) for c in EXCLUDED_COLUMNS} for row in excluded],
+                        columns=EXCLUDED_COLUMNS)
 
 
 def _aggregate_notes(aggregate: pd.DataFrame) -> list[str]:
@@ -324,12 +353,12 @@ def _markdown(board: Board) -> str:
                               f"_Source: {part.source}._", ""]
                 case Image():
                     lines += [f"![{part.path.stem}]({part.path.name})", ""]
-    if board.found.incomplete:
-        lines += ["## Incomplete runs", "", pd.DataFrame(board.found.incomplete).to_markdown(index=False), ""]
+    if board.found.excluded:
+        lines += [f"## {EXCLUDED_HEADING}", "", excluded_display(board.found.excluded).to_markdown(index=False), ""]
     return "\n".join(lines)
 
 
-def _csv(per_task: pd.DataFrame, tasks: list[str]) -> str:
+def _csv(per_task: pd.DataFrame, tasks: list[str], excluded: list[dict[str, Any]]) -> str:
     runs = per_task.copy()
     runs.insert(0, "kind", "run")
     runs["source"] = ""
@@ -341,7 +370,12 @@ def _csv(per_task: pd.DataFrame, tasks: list[str]) -> str:
                          "budget": ref["budget"], "mean": row["mean"], "se": float("nan"), "spread": row["spread"],
                          "spread_kind": ref["spread"],
                          "source": ref["source"]})
-    return pd.concat([runs, pd.DataFrame(refs)], ignore_index=True).to_csv(index=False)
+    tables = [runs, pd.DataFrame(refs)]
+    if excluded:
+        skipped = excluded_display(excluded).rename(columns={"path": "run_dir"})
+        skipped.insert(0, "kind", "not counted")
+        tables.append(skipped)
+    return pd.concat(tables, ignore_index=True).to_csv(index=False)
 
 
 def latex_escape(text: str) -> str:
@@ -408,6 +442,10 @@ def latex_document_body(board: Board) -> str:
             elif isinstance(part, Reference):
                 caption = f"Published results (not run here). Source: {part.source}."
                 parts.extend(latex_tables(part.df, caption, part.label))
+    if board.found.excluded:
+        parts.append(latex_table(excluded_display(board.found.excluded),
+                                 f"{EXCLUDED_HEADING}: incomplete or refused records, with the reason.",
+                                 "tab:not-counted"))
     return "\n".join(parts)
 
 
@@ -419,7 +457,7 @@ def _html(board: Board) -> str:
              "td:first-child{text-align:left}.ref{color:#555}.note{color:#444;font-size:90%}"
              "img{max-width:100%}</style></head><body>",
              f"<h1>Leaderboard: {esc(board.title)}</h1>",
-             f"<p>{len(board.found.runs)} complete runs, {len(board.found.incomplete)} incomplete. Mean ± s.e. over "
+             f"<p>{esc(_counted(board.found))}. Mean ± s.e. over "
              f"seeds; IQM with a 95% stratified-bootstrap CI; cells with fewer than {FEW_SEEDS} seeds are marked "
              f"{FEW_MARK}. Published results are in separate, grey tables. Per-run values: "
              "<a href='scores.csv'>scores.csv</a>, <a href='scores.json'>scores.json</a>.</p>"]
@@ -436,7 +474,7 @@ def _html(board: Board) -> str:
                               f"<p><em>Source: {esc(part.source)}</em></p></div>"]
                 case Image():
                     parts.append(f"<p><img src='{esc(part.path.name)}' alt='{esc(part.path.stem)}'></p>")
-    if board.found.incomplete:
-        parts += ["<h2>Incomplete runs</h2>", pd.DataFrame(board.found.incomplete).to_html(index=False)]
+    if board.found.excluded:
+        parts += [f"<h2>{EXCLUDED_HEADING}</h2>", excluded_display(board.found.excluded).to_html(index=False)]
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -39,6 +40,12 @@ if TYPE_CHECKING:  # pragma: no cover (the engine loads torch and sample-factory
     from llmexplore.agents.training import TrainResult
 
 CURVE_BINS = 20
+#: how far the episode log is known to be complete: ``{"env_steps": N}`` means every episode of the
+#: experience up to N env steps is in episodes.jsonl. A checkpoint past N does not count as a resume
+#: point (``_resume_point``): resuming from it would lose the episodes that had not reached the log.
+EPISODES_THROUGH_FILE = "episodes-through.json"
+#: prefix of a checkpoint set aside because it is ahead of the episodes on disk (kept, never loaded)
+AHEAD_PREFIX = "ahead-of-episodes-"
 #: lines of sample-factory's log a failed run's record keeps
 SF_LOG_TAIL_LINES = 40
 HEARTBEAT_SEC = 10.0
@@ -67,6 +74,9 @@ class CellSink:
         self.view = view
         self.last_metrics: dict[str, float] = {}
         self.parent: dict[str, Any] | None = None
+        self._through_path = run_dir / EPISODES_THROUGH_FILE
+        self._through = -1
+        self.on_episodes_through(start_steps)  # what the resume kept (``_trim_logs``)
 
     def on_episode(self, row: dict[str, Any]) -> None:
         self.episodes.write(row)
@@ -88,6 +98,16 @@ class CellSink:
 
     def on_parent(self, report: dict[str, Any]) -> None:
         self.parent = report
+
+    def on_episodes_through(self, env_steps: int) -> None:
+        """Every episode up to ``env_steps`` has been passed to ``on_episode`` (so it is on disk: each
+        row is flushed as it is written); recorded after those rows, for ``_resume_point``."""
+        if env_steps <= self._through:
+            return
+        self._through = env_steps
+        tmp = self._through_path.with_name(f".{EPISODES_THROUGH_FILE}.tmp")
+        tmp.write_text(json.dumps({"env_steps": env_steps}) + "\n")  # no fsync: this guards against a
+        os.replace(tmp, self._through_path)  # stopped process; an unreadable file means 0, the safe side
 
     def on_progress(self, env_steps: int, steps_per_second: float) -> None:
         self.view.update(env_steps, steps_per_second)
@@ -168,16 +188,55 @@ def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, qui
 
 
 def _resume_point(run_dir: Path) -> int:
-    """Env steps of the newest readable checkpoint (0: start afresh); unreadable ones are set aside."""
+    """Env steps of the newest readable checkpoint the episode log covers (0: start afresh); unreadable
+    ones, and ones ahead of the episodes on disk, are set aside (renamed, never deleted)."""
     remove_partial_saves(run_dir)
     checkpoint, skipped = newest_readable_checkpoint(run_dir)
     for path, why in skipped:
         print(f"llmexplore run: skipped unreadable checkpoint {path.name.removeprefix(UNREADABLE_PREFIX)} "
               f"({why}); kept as {path.name}", file=sys.stderr, flush=True)
-    if skipped:
+    ahead = _set_aside_checkpoints_ahead_of_episodes(run_dir)
+    if ahead:
+        checkpoint, more = newest_readable_checkpoint(run_dir)
+        skipped += more
+    if skipped or ahead:
         start = checkpoint.name if checkpoint else "the start"
         print(f"llmexplore run: resuming from {start}", file=sys.stderr, flush=True)
     return checkpoint_env_steps(checkpoint) if checkpoint else 0
+
+
+def episodes_through(run_dir: Path) -> int | None:
+    """Env steps up to which the episode log is complete; None for a folder of a version that did not
+    record it (its checkpoints are taken as they are); 0 when the file cannot be read."""
+    path = run_dir / EPISODES_THROUGH_FILE
+    if not path.exists():
+        return None
+    try:
+        value = json.loads(path.read_text())["env_steps"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _set_aside_checkpoints_ahead_of_episodes(run_dir: Path) -> list[Path]:
+    """A process stopped right after a checkpoint (Ctrl-C saves one) may not have received the episodes
+    of its last batches: resuming from it would skip them for good (a cell once resumed as "complete"
+    with an empty episode log). Such a checkpoint does not count; the run resumes from an older one and
+    trains that stretch again."""
+    through = episodes_through(run_dir)
+    if through is None:
+        return []
+    moved = []
+    for path in list_checkpoints(run_dir):
+        steps = checkpoint_env_steps(path)
+        if steps > through:
+            aside = path.with_name(AHEAD_PREFIX + path.name)
+            path.rename(aside)
+            moved.append(aside)
+            print(f"llmexplore run: checkpoint {path.name} ({steps:,} env steps) is ahead of the episodes "
+                  f"on disk (through {through:,}); kept as {aside.name}, resuming from an earlier point",
+                  file=sys.stderr, flush=True)
+    return moved
 
 
 def _train(run: ResolvedRun, run_dir: Path, sink: CellSink, resume_steps: int, quiet: bool) -> "TrainResult":
@@ -256,7 +315,7 @@ class CellSession:
         record = self.record
         record.status = result.status
         if result.status == "failed":
-            record.error = {"message": "sample-factory reported a failure",
+            record.error = {"message": result.error or "sample-factory reported a failure",
                             "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps)
         _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
@@ -378,7 +437,9 @@ def _close_session(record: RunRecord, started_at: str, seconds: float, start_ste
     record.env_steps = end_steps
     record.wall_seconds = round(sum(s.seconds for s in record.sessions), 3)
     trained = sum(s.env_steps_end - s.env_steps_start for s in record.sessions)
-    record.steps_per_second = round(trained / record.wall_seconds, 1) if record.wall_seconds > 0 else None
+    # sessions that trained nothing (a child died at start, a stall) are in wall_seconds, not in steps/s
+    training = sum(s.seconds for s in record.sessions if s.env_steps_end > s.env_steps_start)
+    record.steps_per_second = round(trained / training, 1) if training > 0 else None
     record.updated_at = utc_now()
     if record.status == "complete":
         record.finished_at = record.updated_at

@@ -124,6 +124,9 @@ def read_versioned(path: Path, model: type[Model], schema: str, newest: int, kin
         raise DataError(f"no {kind} at {path}") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{kind} {path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise DataError(f"{kind} {path} nests its values too deeply to be one of ours",
+                        hint="move the file aside; rerunning writes a new one") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{kind} {path} cannot be read: {exc}") from None
     if not isinstance(data, dict):
@@ -139,6 +142,9 @@ def read_versioned(path: Path, model: type[Model], schema: str, newest: int, kin
         return model.model_validate(data)
     except ValidationError as exc:
         raise DataError(f"{kind} {path} is malformed: {exc}") from None
+    except RecursionError:
+        raise DataError(f"{kind} {path} nests its values too deeply to be one of ours",
+                        hint="move the file aside; rerunning writes a new one") from None
 
 
 def json_schema() -> dict[str, Any]:

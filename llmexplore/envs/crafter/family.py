@@ -57,6 +57,8 @@ FAMILY = EnvFamily(
         "random agent 1.55 -> 0, human experts 50.53 -> 1 (Crafter's score of each seed of the published "
         "agents, averaged over 5 seeds; the scoreboard rounds them to 1.6 and 50.5)"),
     extra_columns=("achievements_unlocked", "reward"),
+    metric_ranges={"score": (0.0, 100.0), "success_*": (0.0, 100.0),
+                   "achievements_unlocked": (0.0, float(len(ACHIEVEMENTS)))},
     achievements=ACHIEVEMENTS,
     # Crafter's own per-episode format, so its analysis scripts read our runs
     stats_file=StatsFile("stats.jsonl", ("length", "reward") + ACHIEVEMENT_KEYS),

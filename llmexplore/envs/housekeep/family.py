@@ -49,6 +49,7 @@ FAMILY = EnvFamily(
     novelty_keys=("room", "receptacles", "at", "objects", "object_on", "held"),
     normalization=Normalization("rearrange_success", 0.0, 1.0, "fraction of objects on a correct receptacle"),
     extra_columns=("objects_fixed", "objects_displaced", "misplaced_end"),
+    metric_ranges={"rearrange_success": (0.0, 1.0)},
     reference_steps_per_second=1_000,  # symbolic
     data_sources=("housekeep",),
 )

@@ -84,6 +84,7 @@ FAMILY = EnvFamily(
     novelty_keys=("crop", "blstats"),
     normalization=Normalization("progression", 0.0, 100.0, "BALROG progression in percent: 100 = ascension"),
     extra_columns=("score", "depth", "experience_level", "gold", "kills"),
+    metric_ranges={"progression": (0.0, 100.0)},
     reference_steps_per_second=1_300,  # NetHack Score (README)
     screen=ScreenFactory("llmexplore.viz.screens:TerminalScreen"),
     data_sources=("balrog",),

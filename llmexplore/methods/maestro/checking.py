@@ -15,7 +15,7 @@ from llmexplore.methods.maestro.interface import probe_observations
 from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
                                                 Limits, SandboxedCode)
 from llmexplore.methods.maestro.sandbox import isolation
-from llmexplore.methods.maestro.sandbox.sizing import bounded_repr, memory_items
+from llmexplore.methods.maestro.sandbox.sizing import bounded_repr
 
 
 #: the skills offered to a policy on a probe state that names none
@@ -86,18 +86,14 @@ def _probe_failure(code: SandboxedCode, specs: Sequence[FunctionSpec],
                     value = code.call(spec.name, *args)
                 except CodeFailed as exc:
                     return f"'{spec.name}' failed on a probe state ({_summary(args[0])}): {exc.reason}"
-                check_result(spec, value, args[0])
-                if spec.returns == "skill" and memory_items(memory, code.limits.max_memory_items) > \
-                        code.limits.max_memory_items:
-                    return (f"'{spec.name}' grew its memory past {code.limits.max_memory_items} items "
-                            f"on a probe state ({_summary(args[0])})")
+                check_result(spec, value, args[0])  # the code saw a copy: args[0] is as built here
     except CodeRejected as exc:
         return exc.reason
     return None
 
 
 def _summary(obs: dict[str, Any]) -> str:
-    """The probe state, in words; capped, since generated code may have written into ``obs``."""
+    """The probe state, in words, capped."""
     fields = {k: bounded_repr(obs.get(k), 80) for k in ("depth", "branch", "skill", "message")}
     return (f"depth {fields['depth']}, branch {fields['branch'].strip(chr(39))}, skill {fields['skill']}, "
             f"message {fields['message']}")

@@ -23,7 +23,6 @@ from llmexplore.methods.maestro.checking import check_result
 from llmexplore.methods.maestro.codegen import TRAINING, CodeTarget
 from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
                                                 Limits, SandboxedCode)
-from llmexplore.methods.maestro.sandbox.sizing import memory_items
 from llmexplore.methods.maestro.skills import FUNCTIONS, check_skills
 
 log = logging.getLogger(__name__)
@@ -95,15 +94,12 @@ class SkillProgram:
 
     def select(self, obs: dict[str, Any], memory: dict[str, Any]) -> str:
         fallback = obs["available"][0]
-        choice = self._run(self.policy, FUNCTIONS["select_skill"], obs, fallback, "policy", memory)
-        if memory_items(memory, self.limits.max_memory_items) > self.limits.max_memory_items:
-            limit = self.limits.max_memory_items
-            self._fail("policy.memory", f"memory grew past {limit} items; cleared", None)
-            memory.clear()
-        return choice
+        return self._run(self.policy, FUNCTIONS["select_skill"], obs, fallback, "policy", memory)
 
     def _run(self, code: SandboxedCode, spec: FunctionSpec, obs: dict[str, Any], default: Any, where: str,
              *extra: Any) -> Any:
+        """The checked answer; the code saw copies (its memory comes back checked), so ``obs`` here
+        is what the host built, and the answer is checked against that."""
         try:
             return check_result(spec, code.call(spec.name, obs, *extra), obs)
         except (CodeFailed, CodeRejected) as exc:

@@ -26,7 +26,8 @@ SKILL_DESCRIPTIONS = {
 
 INITIATION = FunctionSpec("initiation", ("obs",), (OBS_FIELDS,), returns="bool")
 TERMINATION = FunctionSpec("termination", ("obs",), (OBS_FIELDS,), returns="bool")
-POLICY = FunctionSpec("select_skill", ("obs", "memory"), (OBS_FIELDS, None), returns="skill")
+POLICY = FunctionSpec("select_skill", ("obs", "memory"), (OBS_FIELDS, None), returns="skill",
+                      state=("memory",))
 #: the function each kind of code file defines
 FUNCTIONS = {"initiation": INITIATION, "termination": TERMINATION, "select_skill": POLICY}
 

@@ -4,7 +4,9 @@
 builtins are the allowed ones (some replaced by checked versions), then calls its functions
 under a fresh ``Budget`` each time. A call that runs out of ticks, time or allocation, or
 fails in any other way, raises ``CodeFailed`` with the reason; nothing the code does can
-catch that (try/except is refused by the validator).
+catch that (try/except is refused by the validator). Arguments go in as plain copies and a
+function's own state comes back only as a checked copy (boundary.py): nothing generated code
+does reaches the caller's objects.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from typing import Any, Callable, Iterable
 
 from llmexplore.errors import UserError
+from llmexplore.methods.maestro.sandbox.boundary import NotPlain, plain_copy
 from llmexplore.methods.maestro.sandbox.instrument import helper, instrument
 from llmexplore.methods.maestro.sandbox.rules import (ALLOWED_BUILTINS, ALLOWED_METHODS, DEFAULT_LIMITS,
                                                       METHOD_OWNERS, Limits)
@@ -283,15 +286,44 @@ class SandboxedCode:
         except BudgetExceeded as exc:
             raise CodeFailed("<module>", str(exc)) from None
         self.functions = {n: self.namespace[n] for n in self.validated.functions}
+        self.specs = {spec.name: spec for spec in required}
 
     def call(self, function: str, *args: Any) -> Any:
-        """Call one generated function with a fresh budget; raises ``CodeFailed`` on any failure."""
+        """Call one generated function with a fresh budget; raises ``CodeFailed`` on any failure.
+
+        The function sees copies of ``args``. A parameter its spec names as state (``memory``) is
+        written back into the caller's dict only after a call that succeeded, and only as plain
+        data within ``Limits.max_memory_items``; state that breaks that is cleared and the call fails.
+        """
         fn = self.functions.get(function)
         if fn is None:
             raise CodeFailed(function, "no such function in the generated code")
+        try:
+            inputs = [plain_copy(arg, self.limits.max_alloc) for arg in args]
+        except NotPlain as exc:  # the host's own values: a bug here, not in the generated code
+            raise TypeError(f"arguments of generated code must be plain data: {exc}") from None
+        value = self._run(fn, function, inputs)
+        spec = self.specs.get(function)
+        for index, name in enumerate(spec.params if spec is not None else ()):
+            if name in spec.state and index < len(args) and isinstance(args[index], dict):
+                self._take_back_state(function, name, args[index], inputs[index])
+        return value
+
+    def _take_back_state(self, function: str, name: str, host: dict[str, Any], changed: Any) -> None:
+        limit = self.limits.max_memory_items
+        try:
+            checked = plain_copy(changed, limit)
+        except NotPlain as exc:
+            host.clear()
+            raise CodeFailed(function, f"its {name} cannot be kept ({exc}; the limit is {limit} items); "
+                                       "cleared") from None
+        host.clear()
+        host.update(checked)
+
+    def _run(self, fn: Callable[..., Any], function: str, inputs: list[Any]) -> Any:
         self.budget.reset()
         try:
-            return fn(*args)
+            return fn(*inputs)
         except BudgetExceeded as exc:
             raise CodeFailed(function, f"used its budget: {exc}") from None
         except RecursionError:

@@ -57,33 +57,6 @@ def weight(value: Any, cap: int, chars: bool = False) -> int:
     return total
 
 
-def memory_items(value: Any, cap: int = 1 << 20) -> int:
-    """Items in a policy's memory, nested containers included, counted by a walk that stops once
-    past ``cap`` (shared references make a memory far bigger to walk than to build); deep nesting
-    counts as too big. Returns a number above ``cap`` for a memory that is too big."""
-    total = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > 8:
-            return cap + 1
-        if isinstance(item, dict):
-            total += len(item)
-            if total <= cap:
-                stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            total += len(item)
-            if total <= cap:
-                stack.extend((v, depth + 1) for v in item)
-        elif isinstance(item, str):
-            total += 1 + len(item) // 64
-        else:
-            total += 1
-        if total > cap:
-            return total
-    return total
-
-
 def is_container(value: Any) -> bool:
     return isinstance(value, _CONTAINERS) or isinstance(value, _VIEWS)
 

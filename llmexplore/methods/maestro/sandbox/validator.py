@@ -42,6 +42,9 @@ class FunctionSpec:
     params: tuple[str, ...]
     param_fields: tuple[Fields | None, ...] = ()
     returns: str = "bool"
+    #: parameters that are the code's own state across calls (a policy's ``memory``): the sandbox
+    #: hands in a copy and takes the changed copy back once checked (boundary.py)
+    state: tuple[str, ...] = ()
 
     def fields_of(self, index: int) -> Fields | None:
         return self.param_fields[index] if index < len(self.param_fields) else None
