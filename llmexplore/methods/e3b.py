@@ -67,6 +67,8 @@ class E3B(IntrinsicReward):
         self.inverse_covariance: dict[int, torch.Tensor] = {}
         self.bonus_stats = RunningMeanStd(()).to(self.device)
         self._bonus_sum, self._bonus_count = 0.0, 0
+        #: the batch ``reward`` embedded, and φ with its graph, for ``update`` to train on
+        self._pending: tuple[RewardBatch, torch.Tensor] | None = None
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
@@ -95,11 +97,9 @@ class E3B(IntrinsicReward):
         import torch
 
         from llmexplore.methods.episodic import rounds, row_envs
-        from llmexplore.methods.inverse_dynamics import flat_steps
 
         n, t = batch.shape
-        with torch.no_grad():
-            phi = self.model.embed(flat_steps(batch.obs)).reshape(n, t + 1, -1).to(self.dtype)
+        phi = self._embed(batch).detach().to(self.dtype)
         uids = row_envs(batch)
         bonus = torch.zeros(n, t, dtype=self.dtype, device=self.device)
         dones = batch.dones.to(self.device) != 0
@@ -107,50 +107,81 @@ class E3B(IntrinsicReward):
             bonus[rows] = self._episode_bonuses(phi[rows], dones[rows], None if uids is None else uids[rows])
         return bonus
 
+    def _embed(self, batch: RewardBatch) -> torch.Tensor:
+        """φ of every observation, [N, T+1, D], with gradients: ``update`` trains on this very pass
+        (the bonus uses φ before the step, as when the two passes were apart), so φ runs once a batch."""
+        import torch
+
+        from llmexplore.methods.inverse_dynamics import flat_steps
+
+        if self._pending is not None and self._pending[0] is batch:
+            return self._pending[1]
+        n, t = batch.shape
+        with torch.enable_grad():
+            phi = self.model.embed(flat_steps(batch.obs)).reshape(n, t + 1, -1)
+        self._pending = (batch, phi)
+        return phi
+
     def _episode_bonuses(self, phi: torch.Tensor, dones: torch.Tensor, uids: np.ndarray | None) -> torch.Tensor:
-        """Bonuses of R rows, one per env, step by step. phi [R, T+1, D] (index 0: the observation the
-        row starts from), dones [R, T] -> [R, T]. A row of an env not seen before starts an episode."""
+        """Bonuses of R rows, one per env. phi [R, T+1, D] (index 0: the observation the row starts
+        from), dones [R, T] -> [R, T]. A row of an env not seen before starts an episode.
+
+        Rows that neither start nor end an episode go through ``absorb_block`` together; the others are
+        cut into episode segments, each absorbed the same way."""
         import torch
 
         r, t1, _ = phi.shape
         known = [uids is not None and int(u) in self.inverse_covariance for u in (uids if uids is not None else range(r))]
         cov_inv = torch.stack([self.inverse_covariance[int(uids[i])] if known[i] else self._fresh(1)[0]
                                for i in range(r)])
-        starting = torch.tensor([not k for k in known], device=phi.device)
-        self._absorb(cov_inv, phi[:, 0], starting)
         bonus = torch.zeros(r, t1 - 1, dtype=phi.dtype, device=phi.device)
-        reset = self._fresh(1)[0]
-        for step in range(t1 - 1):
-            ended = dones[:, step]
-            b = self._absorb(cov_inv, phi[:, step + 1], ~ended)
-            bonus[:, step] = torch.where(ended, torch.zeros_like(b), b)
-            if bool(ended.any()):  # the next episode starts from the observation just seen
-                cov_inv[ended] = reset
-                self._absorb(cov_inv, phi[:, step + 1], ended)
+        plain = [i for i in range(r) if known[i] and not bool(dones[i].any())]
+        if plain:
+            rows = torch.tensor(plain, device=phi.device)
+            bonus[rows], cov_inv[rows] = absorb_block(cov_inv[rows], phi[rows, 1:])
+        for i in sorted(set(range(r)) - set(plain)):
+            cov_inv[i] = self._row_with_episode_ends(cov_inv[i] if known[i] else None, phi[i], dones[i], bonus[i])
         if uids is not None:
             for row, uid in enumerate(uids.tolist()):
                 self.inverse_covariance[int(uid)] = cov_inv[row]
         return bonus
 
-    @staticmethod
-    def _absorb(cov_inv: torch.Tensor, h: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-        """b = hᵀC⁻¹h with the current C⁻¹, then C⁻¹ ← (C + hhᵀ)⁻¹ in place, for ``rows`` ([R] bool) only.
-        cov_inv [R, D, D], h [R, D] -> b [R] (0 where a row is left alone)."""
-        import torch
-
-        u = torch.bmm(cov_inv, h.unsqueeze(2)).squeeze(2)           # [R, D]
-        b = (h * u).sum(dim=1).clamp_min(0.0)                       # [R]
-        scale = torch.where(rows, 1.0 / (1.0 + b), torch.zeros_like(b))
-        cov_inv -= scale[:, None, None] * u.unsqueeze(2) * u.unsqueeze(1)
-        return torch.where(rows, b, torch.zeros_like(b))
+    def _row_with_episode_ends(self, cov_inv: torch.Tensor | None, phi: torch.Tensor, dones: torch.Tensor,
+                               bonus: torch.Tensor) -> torch.Tensor:
+        """One row cut at its episode ends: phi [T+1, D], dones [T]; fills bonus [T] in place and returns
+        the C⁻¹ the row ends with. ``cov_inv`` None: the row starts an episode with phi[0]."""
+        segments: list[tuple[torch.Tensor | None, list[int]]] = []  # (C⁻¹ to start from or None: fresh, steps)
+        start, steps = (cov_inv, []) if cov_inv is not None else (None, [-1])
+        for step in range(len(dones)):
+            if bool(dones[step]):  # this observation starts the next episode: it pays 0 and enters a fresh C
+                segments.append((start, steps))
+                start, steps = None, [step]
+                continue
+            steps.append(step)
+        segments.append((start, steps))
+        current = cov_inv
+        for first, (start, steps) in enumerate(segments):
+            if start is None:
+                current = self._fresh(1)[0]
+            if not steps:
+                continue
+            index = [s + 1 for s in steps]  # the observation each step absorbs (phi[0] for -1)
+            paid, blocked = absorb_block(current.unsqueeze(0), phi[index].unsqueeze(0))
+            current = blocked[0]
+            for k, step in enumerate(steps):
+                opens = start is None and k == 0
+                if step >= 0 and not opens:
+                    bonus[step] = paid[0, k]
+        assert current is not None
+        return current
 
     # -- training φ ----------------------------------------------------------------------------------
     def update(self, batch: RewardBatch) -> dict[str, float]:
-        from llmexplore.methods.inverse_dynamics import flat_steps, inverse_loss, within_episode
+        from llmexplore.methods.inverse_dynamics import inverse_loss, within_episode
 
-        phi_all = self.model.embed(flat_steps(batch.obs))
+        phi_all = self._embed(batch)
+        self._pending = None
         n, t = batch.shape
-        phi_all = phi_all.reshape(n, t + 1, -1)
         phi_now, phi_next = phi_all[:, :-1].reshape(n * t, -1), phi_all[:, 1:].reshape(n * t, -1)
         keep = within_episode(batch.dones.to(self.device))
         loss, accuracy = inverse_loss(self.model, phi_now, phi_next, batch.actions.to(self.device), keep)
@@ -193,3 +224,22 @@ def check_embedding(method: str, run: CheckContext) -> None:
             f"method '{method}' embeds states with the '{run.options.network}' network of family "  # type: ignore[attr-defined]
             f"'{run.task.family}', which reads the observation key {exc}, absent from task '{run.task.name}'",
             hint="choose another `network` option, or a task whose observation has that key") from None
+
+
+def absorb_block(cov_inv: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Absorb k embeddings in order, at once: the bonuses b_j = h_jᵀ (C + Σ_{i<j} h_i h_iᵀ)⁻¹ h_j and
+    the final (C + HᵀH)⁻¹. cov_inv A = C⁻¹ [R, D, D], h [R, k, D] -> (b [R, k], [R, D, D]).
+
+    Why it works: with G = H A Hᵀ, the Cholesky factor L of M = I + G has L_jj² = 1 + b_j (the Schur
+    complements of M are Woodbury's form of each rank-one step), and (C + HᵀH)⁻¹ = A − (HA)ᵀ M⁻¹ (HA).
+    It gives the sequential Sherman–Morrison results with k-row matrix products instead of k steps.
+    """
+    import torch
+
+    w = h @ cov_inv                                                       # [R, k, D]
+    m = w @ h.transpose(1, 2)
+    m = m + torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)          # [R, k, k]
+    factor = torch.linalg.cholesky(m)
+    bonus = (factor.diagonal(dim1=1, dim2=2).pow(2) - 1.0).clamp_min(0.0)  # [R, k]
+    updated = cov_inv - w.transpose(1, 2) @ torch.cholesky_solve(w, factor)
+    return bonus, 0.5 * (updated + updated.transpose(1, 2))
