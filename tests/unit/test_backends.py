@@ -218,7 +218,8 @@ def test_job_states_come_from_squeue_and_a_job_it_stops_listing_has_ended(monkey
     from llmexplore.benchmarks.grids.runners.slurm_queue import GONE, SlurmQueue
 
     listed = "7|PENDING|Resources\n8_1|RUNNING|None\n"
-    run = fake_command([(0, listed), (0, listed), (1, "slurm_load_jobs error: timeout"),
+    failed = (1, "slurm_load_jobs error: timeout")
+    run = fake_command([(0, listed), (0, listed), failed, failed,
                         (0, "7|CANCELLED|None\n"), (0, "")])
     queue = SlurmQueue(min_interval_s=0, run=run)
     queue.watch("7")
@@ -227,6 +228,7 @@ def test_job_states_come_from_squeue_and_a_job_it_stops_listing_has_ended(monkey
     assert str(queue.state("8_1")) == "RUNNING"  # array tasks one per line (--array); "None" is no reason
     assert "--states=all" in run.calls[0] and "--me" in run.calls[0] and not any("sacct" in c for c in run.calls[0])
     assert queue.state("7").state == "PENDING" and queue.error  # squeue failed: nothing counts as ended
+    assert str(queue.state("9")) == "UNKNOWN (squeue failed: slurm_load_jobs error: timeout)"
     assert queue.state("7").ended and str(queue.state("7")) == "CANCELLED"
     assert queue.state("7").state == "CANCELLED", "an ended job keeps its state once squeue drops it"
     assert queue.state("99").state == GONE  # never listed, not just submitted

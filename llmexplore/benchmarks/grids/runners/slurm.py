@@ -134,7 +134,7 @@ def planned_jobs(grid: Grid, options: SlurmOptions) -> list[tuple[list[str], str
 def check_node_limits(grid: Grid, options: SlurmOptions) -> None:
     """Refuse, before anything is submitted, a job that no node of the partition can hold (SLURM
     would keep it pending for ever, or refuse it one cell at a time)."""
-    where = f"partition {options.partition}" if options.partition else "the default partition"
+    where = f"partition {options.partition}" if options.partition else "the cluster"
     try:
         nodes = node_limits(options.partition)
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:

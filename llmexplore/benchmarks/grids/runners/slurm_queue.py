@@ -66,7 +66,9 @@ class SlurmQueue:
         found = self._states.get(job_id)
         if found is not None:
             return found
-        if self.error is not None or time.time() - self._known_since.get(job_id, 0.0) < VISIBLE_WITHIN_S:
+        if self.error is not None:
+            return JobState("UNKNOWN", f"squeue failed: {self.error[:120]}")
+        if time.time() - self._known_since.get(job_id, 0.0) < VISIBLE_WITHIN_S:
             return JobState("PENDING", "not listed by squeue yet")
         return JobState(GONE)
 
