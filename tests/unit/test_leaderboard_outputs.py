@@ -157,4 +157,4 @@ def test_one_seed_cells_warn_and_show_no_interval(tmp_path):
         files = build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=100)
     assert any(issubclass(w.category, FewSeedsWarning) and "one seed" in str(w.message) for w in caught)
     md = files["markdown"].read_text()
-    assert "(no interval)" in md and "[1.00, 1.00]" not in md and "1 seed: no interval" in md
+    assert "(no interval)" in md and "[1.00, 1.00]" not in md and "1 run in a task: no interval" in md

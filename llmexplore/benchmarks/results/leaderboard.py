@@ -26,13 +26,13 @@ from llmexplore.benchmarks.results.aggregate import (
     per_task_table,
     scores_table,
 )
-from llmexplore.benchmarks.results.comparisons import improvement_table, profile_curves
+from llmexplore.benchmarks.results.comparisons import fewest_runs_per_task, improvement_table, profile_curves
 from llmexplore.benchmarks.results.curve_plots import plot_achievements, plot_curves, plot_profiles
-from llmexplore.benchmarks.results.statistics import interval_meaning
+from llmexplore.benchmarks.results.statistics import FEW_RUNS, interval_is_ci, interval_meaning, interval_name
 from llmexplore.errors import DataError
 
-#: below this many seeds a cell is marked and its interval explained (Agarwal et al. 2021)
-FEW_SEEDS = 5
+#: below this many seeds (runs in a task) a cell is marked and its interval explained (Agarwal et al. 2021)
+FEW_SEEDS = FEW_RUNS
 FEW_MARK = "†"
 #: above every published table: its ± is the spread its source reports, named in the column
 PUBLISHED_NOTE = ("Published results (not run here). Their ± is the spread the source reports, named in the column: "
@@ -53,22 +53,38 @@ def _pm(mean: float, se: float, digits: int = 2) -> str:
     return _num(mean, digits) if math.isnan(se) else f"{_num(mean, digits)} ± {_num(se, digits)}"
 
 
-def _ci(point: float, low: float, high: float, digits: int = 2) -> str:
+def _ci(point: float, low: float, high: float, digits: int = 2, fewest_runs: int | None = None) -> str:
+    """'point [low, high]', marked when the interval rests on fewer than FEW_RUNS runs in a task."""
     if isinstance(low, float) and math.isnan(low):
         return f"{_num(point, digits)} (no interval)"
-    return f"{_num(point, digits)} [{_num(low, digits)}, {_num(high, digits)}]"
+    mark = FEW_MARK if fewest_runs is not None and not interval_is_ci(fewest_runs) else ""
+    return f"{_num(point, digits)} [{_num(low, digits)}, {_num(high, digits)}]{mark}"
 
 
 def _seeds(n: int) -> str:
     return f"{n}{FEW_MARK}" if n < FEW_SEEDS else str(n)
 
 
-def seed_notes(counts: list[int]) -> list[str]:
-    """One note per distinct seed count under FEW_SEEDS in a table."""
-    few = sorted({int(n) for n in counts if n < FEW_SEEDS})
+def interval_notes(fewest_runs: list[int], reps: int = 2000) -> list[str]:
+    """The note under every table with intervals: what its intervals are, and for marked cells what they are not."""
+    counts = [int(n) for n in fewest_runs]
+    what = (f"Intervals: 2.5th-97.5th percentile of {reps:,} stratified-bootstrap resamples (runs resampled with "
+            "replacement within each task).")
+    few = sorted({n for n in counts if not interval_is_ci(n)})
     if not few:
-        return []
-    return [f"{FEW_MARK} fewer than {FEW_SEEDS} seeds. " + " ".join(interval_meaning(n) for n in few)]
+        return [what + f" Every cell has at least {FEW_RUNS} runs per task: 95% confidence intervals."]
+    return [what + f" {FEW_MARK} fewer than {FEW_RUNS} runs in a task: not a 95% confidence interval. "
+            + " ".join(interval_meaning(n) for n in few)]
+
+
+def seed_notes(counts: list[int], reps: int = 2000) -> list[str]:
+    """The interval note of a per-task table (``counts``: its seeds per row)."""
+    return interval_notes(counts, reps)
+
+
+def interval_header(name: str, fewest_runs: list[int]) -> str:
+    """'<name> [95% CI]' only when every cell may be called so, else '<name> [interval]'."""
+    return f"{name} [{interval_name(fewest_runs)}]"
 
 
 def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
@@ -79,7 +95,9 @@ def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
         "seeds": [_seeds(n) for n in task_rows["seeds"]],
         "budget": [_num(b, 0) if isinstance(b, (int, float)) else b for b in task_rows["budget"]],
         f"{metric} (mean ± s.e.)": [_pm(m, s) for m, s in zip(task_rows["mean"], task_rows["se"])],
-        f"{metric} IQM [95% CI]": [_ci(p, lo, hi) for p, lo, hi in zip(task_rows["iqm"], task_rows["iqm_low"], task_rows["iqm_high"])],
+        interval_header(f"{metric} IQM", list(task_rows["seeds"])):
+            [_ci(p, lo, hi, fewest_runs=n) for p, lo, hi, n in
+             zip(task_rows["iqm"], task_rows["iqm_low"], task_rows["iqm_high"], task_rows["seeds"])],
         "return (mean ± s.e.)": [_pm(m, s) for m, s in zip(task_rows["return_mean"], task_rows["return_se"])],
         "intrinsic return (mean ± s.e.)": [_pm(m, s) for m, s in
                                            zip(task_rows["intrinsic_return_mean"], task_rows["intrinsic_return_se"])],
@@ -107,14 +125,16 @@ def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "X": table["x"], "Y": table["y"],
         "runs X / Y": [f"{a} / {b}" for a, b in zip(table["x_runs"], table["y_runs"])],
-        "P(X > Y) [95% CI]": [_ci(p, lo, hi) for p, lo, hi in zip(table["p_improvement"], table["low"], table["high"])],
+        interval_header("P(X > Y)", list(table["fewest_runs"])):
+            [_ci(p, lo, hi, fewest_runs=n) for p, lo, hi, n in
+             zip(table["p_improvement"], table["low"], table["high"], table["fewest_runs"])],
     })
 
 
 IMPROVEMENT_NOTE = ("P(X > Y): the chance that a run of X scores above a run of Y on the same task (all pairs of "
                     "runs, ties count half; the Mann-Whitney U statistic over the number of pairs), averaged over "
-                    "tasks; 0.5 means no tendency either way. The 95% interval resamples the runs of X and of Y "
-                    "within each task (Agarwal et al. 2021).")
+                    "tasks; 0.5 means no tendency either way. Its interval resamples the runs of X and of Y "
+                    "independently within each task (Agarwal et al. 2021).")
 
 
 def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | None = None,
@@ -130,7 +150,7 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     aggregate = aggregate_table(found.runs, reps=reps)
     achievements = achievement_table(found.runs)
     tasks = sorted(per_task["task"].unique()) if not per_task.empty else []
-    board = Board(title, found, per_task, aggregate, achievements, tasks,
+    board = Board(title, found, per_task, aggregate, achievements, tasks, reps=reps,
                   improvements={task: improvement_table(found.runs, task, reps=reps) for task in tasks})
     if not aggregate.empty and aggregate["tasks"].max() > 1:
         board.improvements[None] = improvement_table(found.runs, None, reps=reps)
@@ -142,12 +162,14 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
         safe = task.replace(":", "-")
         paths = [plot_curves(found.runs, task, metric, out_dir / f"curves_{safe}.png"),
                  plot_profiles(profile_curves(found.runs, task, reps=reps), f"{task}: performance profile "
-                               "(95% bootstrap band)", metric, out_dir / f"profile_{safe}.png"),
+                               f"({band_name(fewest_runs_per_task(found.runs, task))})", metric,
+                               out_dir / f"profile_{safe}.png"),
                  plot_achievements(achievements, task, out_dir / f"achievements_{safe}.png")]
         board.images[task] = [p for p in paths if p is not None]
     if None in board.improvements:
         path = plot_profiles(profile_curves(found.runs, None, reps=reps), "All tasks: performance profile of "
-                             "normalised scores (95% bootstrap band)", "normalised score", out_dir / "profile_all.png")
+                             f"normalised scores ({band_name(fewest_runs_per_task(found.runs))})", "normalised score",
+                             out_dir / "profile_all.png")
         board.images[None] = [path] if path else []
 
     scores = scores_table(found.runs)
@@ -177,6 +199,7 @@ class Board:
     achievements: pd.DataFrame
     tasks: list[str]
     improvements: dict[str | None, pd.DataFrame] = field(default_factory=dict)
+    reps: int = 2000
     images: dict[str | None, list[Path]] = field(default_factory=dict)
 
     @property
@@ -242,26 +265,46 @@ def _header(board: Board) -> list[str]:
     found = board.found
     return [f"# Leaderboard: {board.title}", "",
             f"{len(found.runs)} complete runs ({len(found.incomplete)} incomplete, listed at the end); {stamp}.",
-            "Metric columns: mean ± standard error over seeds, and the interquartile mean with a 95% "
-            f"stratified-bootstrap confidence interval; cells with fewer than {FEW_SEEDS} seeds are marked "
-            f"{FEW_MARK}. Published results appear in separate tables, never mixed with runs made here. "
+            "Metric columns: mean ± standard error over seeds, and the interquartile mean with a "
+            f"stratified-bootstrap interval, a 95% confidence interval only where a cell has at least {FEW_SEEDS} "
+            f"runs per task; cells with fewer are marked {FEW_MARK} and the note under the table says what "
+            "their interval is. Published results appear in separate tables, never mixed with runs made here. "
             "Per-run values: scores.csv and scores.json.", ""]
 
 
-def _aggregate_notes(aggregate: pd.DataFrame) -> list[str]:
-    notes = ["Per-task normalisation: " + "; ".join(normalization_notes())]
-    return notes
+def _aggregate_notes(aggregate: pd.DataFrame, reps: int) -> list[str]:
+    return [AGGREGATE_NOTE, *interval_notes(list(aggregate["fewest_runs"]), reps),
+            "Per-task normalisation: " + "; ".join(normalization_notes())]
+
+
+def band_name(fewest_runs: int) -> str:
+    """A profile plot's band: a 95% band only with enough runs in every task."""
+    if fewest_runs < 2:
+        return "no band: one run in a task"
+    if interval_is_ci(fewest_runs):
+        return "95% stratified-bootstrap band"
+    return f"bootstrap band of {fewest_runs} runs in a task: not a 95% band"
+
+
+#: rliable's aggregates in the order they are shown, with their column names
+AGGREGATE_COLUMNS = {"iqm": "IQM", "median": "median", "mean": "mean", "optimality_gap": "optimality gap"}
+AGGREGATE_NOTE = ("Normalised scores: IQM is the mean of the middle 50% of all runs' scores; median and mean are "
+                  "over the tasks' mean scores; the optimality gap is the mean shortfall below 1, mean of "
+                  "max(1 - x, 0), lower is better (Agarwal et al. 2021).")
 
 
 def _aggregate_display(aggregate: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
+    fewest = list(aggregate["fewest_runs"])
+    out = pd.DataFrame({
         "method": aggregate["label"],
-        "tasks": aggregate["tasks"],
-        "runs": aggregate["runs"],
-        "normalised IQM [95% CI]": [_ci(p, lo, hi, 3) for p, lo, hi in
-                                    zip(aggregate["normalized_iqm"], aggregate["iqm_low"], aggregate["iqm_high"])],
-        "normalised mean": [_num(v, 3) for v in aggregate["normalized_mean"]],
+        "runs (tasks)": [f"{r} ({t}){FEW_MARK if not interval_is_ci(n) else ''}"
+                         for r, t, n in zip(aggregate["runs"], aggregate["tasks"], fewest)],
     })
+    for key, name in AGGREGATE_COLUMNS.items():
+        out[interval_header(name, fewest)] = [
+            _ci(p, lo, hi, 3, fewest_runs=n)
+            for p, lo, hi, n in zip(aggregate[key], aggregate[f"{key}_low"], aggregate[f"{key}_high"], fewest)]
+    return out
 
 
 def _achievements_display(achievements: pd.DataFrame, task: str) -> pd.DataFrame:
@@ -273,19 +316,19 @@ def _sections(board: Board) -> list[Section]:
     """The leaderboard's content in order, independent of the output format."""
     out: list[Section] = []
     if board.has_aggregate:
-        caption = "Normalised IQM across tasks (95% stratified-bootstrap CI)."
+        caption = "Normalised scores across tasks."
         parts: list[Part] = [Table(_aggregate_display(board.aggregate), caption, "tab:aggregate")]
-        parts += [Note(n) for n in _aggregate_notes(board.aggregate)]
-        parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:improvement-all")
+        parts += [Note(n) for n in _aggregate_notes(board.aggregate, board.reps)]
+        parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:improvement-all", board.reps)
         parts += [Image(p) for p in board.images.get(None, [])]
         out.append(Section("Aggregate across tasks", parts))
     for task in board.tasks:
         rows = board.per_task[board.per_task["task"] == task]
         safe = _label_key(task)
-        parts = [Table(task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds and "
-                       "IQM with a 95% stratified-bootstrap CI.", f"tab:{safe}")]
-        parts += [Note(n) for n in seed_notes(list(rows["seeds"]))]
-        parts += _improvement_parts(board.improvements.get(task), task, f"tab:improvement-{safe}")
+        parts = [Table(task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds and IQM.",
+                       f"tab:{safe}")]
+        parts += [Note(n) for n in seed_notes(list(rows["seeds"]), board.reps)]
+        parts += _improvement_parts(board.improvements.get(task), task, f"tab:improvement-{safe}", board.reps)
         ref = reference_display(task)
         if ref:
             parts.append(Reference(ref[0], ref[1], f"tab:published-{safe}"))
@@ -298,11 +341,11 @@ def _sections(board: Board) -> list[Section]:
     return out
 
 
-def _improvement_parts(table: pd.DataFrame | None, where: str, label: str) -> list[Part]:
+def _improvement_parts(table: pd.DataFrame | None, where: str, label: str, reps: int) -> list[Part]:
     if table is None or table.empty:
         return []
     return [Table(improvement_display(table), f"Probability of improvement, {where}.", label),
-            Note(IMPROVEMENT_NOTE)]
+            Note(IMPROVEMENT_NOTE), *[Note(n) for n in interval_notes(list(table["fewest_runs"]), reps)]]
 
 
 def _label_key(task: str) -> str:
@@ -420,8 +463,8 @@ def _html(board: Board) -> str:
              "img{max-width:100%}</style></head><body>",
              f"<h1>Leaderboard: {esc(board.title)}</h1>",
              f"<p>{len(board.found.runs)} complete runs, {len(board.found.incomplete)} incomplete. Mean ± s.e. over "
-             f"seeds; IQM with a 95% stratified-bootstrap CI; cells with fewer than {FEW_SEEDS} seeds are marked "
-             f"{FEW_MARK}. Published results are in separate, grey tables. Per-run values: "
+             f"seeds; IQM with a stratified-bootstrap interval, a 95% confidence interval only with at least {FEW_SEEDS} runs per "
+             f"task; cells with fewer are marked {FEW_MARK} and the note under the table says what the interval is. Published results are in separate, grey tables. Per-run values: "
              "<a href='scores.csv'>scores.csv</a>, <a href='scores.json'>scores.json</a>.</p>"]
     for section in _sections(board):
         parts.append(f"<h2>{esc(section.heading)}</h2>")
