@@ -5,9 +5,8 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,8 @@ from llmexplore.benchmarks.results.aggregate import (
 )
 from llmexplore.benchmarks.results.comparisons import fewest_runs_per_task, improvement_table, profile_curves
 from llmexplore.benchmarks.results.curve_plots import plot_achievements, plot_curves, plot_profiles
+from llmexplore.benchmarks.results.display import method_display_name, task_display_name
+from llmexplore.benchmarks.results.latex import MAX_LATEX_COLUMNS, Better, latex_escape, latex_tables  # noqa: F401
 from llmexplore.benchmarks.results.statistics import FEW_RUNS, interval_is_ci, interval_meaning, interval_name
 from llmexplore.errors import DataError
 
@@ -216,6 +217,10 @@ class Table:
     caption: str
     label: str  # LaTeX label
     show_index: bool = False
+    #: LaTeX's short caption, with display names (empty: ``caption``)
+    latex_caption: str = ""
+    #: column -> whether its best value is the highest or the lowest (bold in LaTeX)
+    best: tuple[tuple[str, Better], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -308,8 +313,10 @@ def _aggregate_display(aggregate: pd.DataFrame) -> pd.DataFrame:
 
 
 def _achievements_display(achievements: pd.DataFrame, task: str) -> pd.DataFrame:
-    rows = achievements[achievements["task"] == task].drop(columns=["task"]).set_index("label").T
-    return rows.map(lambda v: _num(v, 1) if isinstance(v, float) else str(v))
+    rows = achievements[achievements["task"] == task].drop(columns=["task"]).set_index("label")
+    seeds = rows.pop("seeds").astype(int)
+    shown = rows.T.map(lambda v: _num(v, 1) if isinstance(v, float) else str(v))
+    return pd.concat([pd.DataFrame([[_seeds(n) for n in seeds]], index=["seeds"], columns=shown.columns), shown])
 
 
 def _sections(board: Board) -> list[Section]:
@@ -317,25 +324,31 @@ def _sections(board: Board) -> list[Section]:
     out: list[Section] = []
     if board.has_aggregate:
         caption = "Normalised scores across tasks."
-        parts: list[Part] = [Table(_aggregate_display(board.aggregate), caption, "tab:aggregate")]
+        table = _aggregate_display(board.aggregate)
+        best = tuple((c, "min" if c.startswith("optimality gap") else "max") for c in table.columns[2:])
+        parts: list[Part] = [Table(table, caption, "tab:agg", best=best)]
         parts += [Note(n) for n in _aggregate_notes(board.aggregate, board.reps)]
-        parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:improvement-all", board.reps)
+        parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:pi-all", board.reps)
         parts += [Image(p) for p in board.images.get(None, [])]
         out.append(Section("Aggregate across tasks", parts))
     for task in board.tasks:
         rows = board.per_task[board.per_task["task"] == task]
         safe = _label_key(task)
-        parts = [Table(task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds and IQM.",
-                       f"tab:{safe}")]
+        metric = rows["metric"].iloc[0]
+        table = task_display(rows)
+        best = tuple((c, "max") for c in table.columns if c.startswith(f"{metric} ") or c.startswith("return "))
+        parts = [Table(table, f"{task}: {metric}, mean ± s.e. over seeds and IQM.", f"tab:{safe}",
+                       latex_caption=f"{task_display_name(task)}: {metric.replace('_', ' ')}.", best=best)]
         parts += [Note(n) for n in seed_notes(list(rows["seeds"]), board.reps)]
-        parts += _improvement_parts(board.improvements.get(task), task, f"tab:improvement-{safe}", board.reps)
+        parts += _improvement_parts(board.improvements.get(task), task, f"tab:pi-{safe}", board.reps)
         ref = reference_display(task)
         if ref:
-            parts.append(Reference(ref[0], ref[1], f"tab:published-{safe}"))
+            parts.append(Reference(ref[0], ref[1], f"tab:pub-{safe}"))
         if not board.achievements.empty and task in set(board.achievements["task"]):
             parts.append(Table(_achievements_display(board.achievements, task),
                                f"{task}: achievement success rates (% of training episodes within the budget).",
-                               f"tab:achievements-{safe}", show_index=True))
+                               f"tab:ach-{safe}", show_index=True,
+                               latex_caption=f"{task_display_name(task)}: achievement success rates (%)."))
         parts += [Image(p) for p in board.images.get(task, [])]
         out.append(Section(task, parts))
     return out
@@ -344,7 +357,9 @@ def _sections(board: Board) -> list[Section]:
 def _improvement_parts(table: pd.DataFrame | None, where: str, label: str, reps: int) -> list[Part]:
     if table is None or table.empty:
         return []
-    return [Table(improvement_display(table), f"Probability of improvement, {where}.", label),
+    shown = where if where == "all tasks" else task_display_name(where)
+    return [Table(improvement_display(table), f"Probability of improvement, {where}.", label,
+                  latex_caption=f"Probability of improvement, {shown}."),
             Note(IMPROVEMENT_NOTE), *[Note(n) for n in interval_notes(list(table["fewest_runs"]), reps)]]
 
 
@@ -387,70 +402,47 @@ def _csv(per_task: pd.DataFrame, tasks: list[str]) -> str:
     return pd.concat([runs, pd.DataFrame(refs)], ignore_index=True).to_csv(index=False)
 
 
-def latex_escape(text: str) -> str:
-    """Text for a LaTeX cell: special characters escaped, a leading minus typeset as a minus sign."""
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
-                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-        text = text.replace(a, b)
-    text = re.sub(r"(?<![\w.])-(?=\d)", "$-$", text)  # a negative number, not a word's hyphen or a range
-    for a, b in (("->", r"$\to$"), ("±", r"$\pm$"), ("–", "--"), ("†", r"\textsuperscript{\dag}"), (">", r"$>$"), ("<", r"$<$")):
-        text = text.replace(a, b)
-    return text
+#: the columns of run tables whose cells name a row label (a method), shown by display name in LaTeX
+LABEL_COLUMNS = ("method", "X", "Y")
 
 
-def latex_table(df: pd.DataFrame, caption: str, label: str, index: bool = False) -> str:
-    """A booktabs table scaled to the line width (``\\resizebox``), with a caption and a label."""
-    if index:
-        df = df.reset_index().rename(columns={"index": ""})
-    cols = "l" + "r" * (len(df.columns) - 1)
-    head = " & ".join(latex_escape(str(c)) for c in df.columns)
-    body = "\n".join(" & ".join(latex_escape(str(v)) for v in row) + r" \\" for row in df.itertuples(index=False))
-    return "\n".join([r"\begin{table}[t]", r"\centering", r"\small",
-                      rf"\caption{{{latex_escape(caption)}}}", rf"\label{{{label}}}",
-                      r"\resizebox{\linewidth}{!}{%", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
-                      head + r" \\", r"\midrule", body, r"\bottomrule", r"\end{tabular}}", r"\end{table}", ""])
+def _display_names(board: Board) -> dict[str, str]:
+    """Row label -> its display name (the method's, when the label is the method's own name)."""
+    methods = dict(zip(board.per_task["label"], board.per_task["method"])) if not board.per_task.empty else {}
+    return {label: method_display_name(label, method) for label, method in methods.items()}
 
 
-#: a wider LaTeX table is split into parts that share the first column, so no part shrinks much
-MAX_LATEX_COLUMNS = 6
-
-
-def latex_tables(df: pd.DataFrame, caption: str, label: str, index: bool = False) -> list[str]:
-    """One table, or several of at most MAX_LATEX_COLUMNS columns (labels ``<label>``, ``<label>-2``, ...)."""
-    if index:
-        df = df.reset_index().rename(columns={"index": ""})
-    rest = list(df.columns[1:])
-    step = MAX_LATEX_COLUMNS - 1
-    chunks = [rest[i:i + step] for i in range(0, len(rest), step)] or [[]]
-    out = []
-    for number, chunk in enumerate(chunks, start=1):
-        part = df[[df.columns[0], *chunk]]
-        if len(chunks) == 1:
-            out.append(latex_table(part, caption, label))
-        else:
-            suffix = "" if number == 1 else f"-{number}"
-            out.append(latex_table(part, f"{caption} (part {number} of {len(chunks)})", label + suffix))
-    return out
+def _with_display_names(df: pd.DataFrame, names: dict[str, str], show_index: bool) -> pd.DataFrame:
+    df = df.reset_index().rename(columns={"index": ""}) if show_index else df.copy()
+    for column in LABEL_COLUMNS:
+        if column in df.columns:
+            df[column] = [names.get(v, v) for v in df[column]]
+    return df.rename(columns={c: names[c] for c in df.columns if c in names})
 
 
 def latex_document_body(board: Board) -> str:
     """Every table of the leaderboard; needs \\usepackage{booktabs} and \\usepackage{graphicx}."""
+    names = _display_names(board)
     parts = ["% Generated by `llmexplore leaderboard`; needs \\usepackage{booktabs} and \\usepackage{graphicx}.",
-             "% Each table is scaled to \\linewidth: in a two-column layout use table* for the wide ones.", ""]
+             "% A table wider than \\linewidth is scaled to it; in a two-column layout use table* for the wide ones.",
+             ""]
     for section in _sections(board):
-        pending: Table | None = None  # the last table, held until the notes that follow it join its caption
+        pending: Table | None = None  # the last table, held until the notes that follow it
+        notes: list[str] = []
         for part in [*section.parts, None]:
             if isinstance(part, Note) and pending:
-                pending = replace(pending, caption=f"{pending.caption} {part.text}")
+                notes.append(part.text)
                 continue
             if pending:
-                parts.extend(latex_tables(pending.df, pending.caption, pending.label, pending.show_index))
-                pending = None
+                parts.extend(latex_tables(_with_display_names(pending.df, names, pending.show_index),
+                                          pending.latex_caption or pending.caption, pending.label, notes,
+                                          dict(pending.best)))
+                pending, notes = None, []
             if isinstance(part, Table):
                 pending = part
             elif isinstance(part, Reference):
-                caption = f"Published results (not run here). Source: {part.source}."
-                parts.extend(latex_tables(part.df, caption, part.label))
+                parts.extend(latex_tables(part.df, "Published results (not run here).", part.label,
+                                          [f"Source: {part.source}."]))
     return "\n".join(parts)
 
 
