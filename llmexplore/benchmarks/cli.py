@@ -70,7 +70,8 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
                    help="backend option, e.g. address=auto (ray) or partition=gpu (slurm); overrides the grid "
                         "file's ray:/slurm: section (docs/distributed.md)")
     p.add_argument("--retries", type=int, default=1, help="extra attempts for a failing cell")
-    p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing")
+    p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing; with --backend slurm or ray, also print "
+                        "exactly what would be submitted (sbatch scripts, Ray task options)")
     p.add_argument("--no-leaderboard", action="store_true")
     p.add_argument("--quiet", action="store_true")
 
@@ -87,13 +88,18 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
             require_output_dir(grid.out_dir, "--out" if args.out else "the grid's output folder")
         cli_options = parse_option_pairs(args.backend_option)
         if args.dry_run:
-            backend_options(args.backend, grid, cli_options)
+            from llmexplore.benchmarks.grids.runners.dry_run import submission_plan
+
+            merged = backend_options(args.backend, grid, cli_options)
             for cell in grid.cells:
                 parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
                 r = cell.resources
                 print(f"{cell.id}  steps={cell.spec.steps}  device={cell.spec.train.device}  "
                       f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
             print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
+            plan = submission_plan(args.backend, grid, merged, args.jobs)
+            if plan:
+                print(f"\nwhat --backend {args.backend} would submit (nothing is submitted):\n{plan}")
             return 0
         _stop_on_sigint_or_sigterm()
         backend = make_backend(args.backend, args.jobs, cli_options, grid)
