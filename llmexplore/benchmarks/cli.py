@@ -70,7 +70,8 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
                    help="backend option, e.g. address=auto (ray) or partition=gpu (slurm); overrides the grid "
                         "file's ray:/slurm: section (docs/distributed.md)")
     p.add_argument("--retries", type=int, default=1, help="extra attempts for a failing cell")
-    p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing; with --backend slurm or ray, also print "
+    p.add_argument("--dry-run", action="store_true",
+                   help="validate and list the cells, run nothing; with --backend slurm or ray, also print "
                         "exactly what would be submitted (sbatch scripts, Ray task options)")
     p.add_argument("--no-leaderboard", action="store_true")
     p.add_argument("--quiet", action="store_true")

@@ -455,8 +455,9 @@ def _html(board: Board) -> str:
              "img{max-width:100%}</style></head><body>",
              f"<h1>Leaderboard: {esc(board.title)}</h1>",
              f"<p>{len(board.found.runs)} complete runs, {len(board.found.incomplete)} incomplete. Mean ± s.e. over "
-             f"seeds; IQM with a stratified-bootstrap interval, a 95% confidence interval only with at least {FEW_SEEDS} runs per "
-             f"task; cells with fewer are marked {FEW_MARK} and the note under the table says what the interval is. Published results are in separate, grey tables. Per-run values: "
+             "seeds; IQM with a stratified-bootstrap interval, a 95% confidence interval only with at least "
+             f"{FEW_SEEDS} runs per task; cells with fewer are marked {FEW_MARK} and the note under the table "
+             "says what the interval is. Published results are in separate, grey tables. Per-run values: "
              "<a href='scores.csv'>scores.csv</a>, <a href='scores.json'>scores.json</a>.</p>"]
     for section in _sections(board):
         parts.append(f"<h2>{esc(section.heading)}</h2>")
