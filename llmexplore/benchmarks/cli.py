@@ -88,7 +88,9 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
                    help="backend option, e.g. address=auto (ray) or partition=gpu (slurm); overrides the grid "
                         "file's ray:/slurm: section (docs/distributed.md)")
     p.add_argument("--retries", type=number_type(int, 0, 100), default=1, help="extra attempts for a failing cell")
-    p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="validate and list the cells, run nothing; with --backend slurm or ray, also print "
+                        "exactly what would be submitted (sbatch scripts, Ray task options)")
     p.add_argument("--no-leaderboard", action="store_true")
     p.add_argument("--quiet", action="store_true")
 
@@ -113,7 +115,12 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
                       f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
             print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
             if args.backend == "slurm":
+                print("\nwhat --backend slurm would submit (nothing is submitted):")
                 _print_slurm_jobs(grid, options)
+            elif args.backend == "ray":
+                from llmexplore.benchmarks.grids.runners.dry_run import ray_plan
+
+                print(f"\nwhat --backend ray would submit (nothing is submitted):\n{ray_plan(grid, options)}")
             return 0
         _stop_on_sigint_or_sigterm()
         backend = make_backend(args.backend, args.jobs, cli_options, grid)
