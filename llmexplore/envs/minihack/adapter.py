@@ -21,7 +21,7 @@ from llmexplore.envs.nethack.adapter import EXTRA_KEYS, _observation_space, crop
 from llmexplore.envs.nethack.text import decode_message, status_line
 from llmexplore.errors import ConfigError, MissingExtraError
 
-_BASE_KEYS = ("message", "blstats", "chars")
+BASE_KEYS = ("message", "blstats", "chars")
 
 
 class MiniHackEnv(gym.Env):
@@ -39,8 +39,8 @@ class MiniHackEnv(gym.Env):
         if unknown:
             raise ConfigError(f"unknown MiniHack observation keys {unknown}", hint=f"choose from {list(EXTRA_KEYS)}")
         self._extra_keys = tuple(extra_keys)
-        keys = tuple(dict.fromkeys(_BASE_KEYS + self._extra_keys))
-        self.minihack = _make_minihack(env_id, observation_keys=keys, max_episode_steps=max_episode_steps)
+        keys = tuple(dict.fromkeys(BASE_KEYS + self._extra_keys))
+        self.minihack = make_minihack(env_id, observation_keys=keys, max_episode_steps=max_episode_steps)
         self.observation_space = _observation_space(self._extra_keys)
         self.action_space = self.minihack.action_space
         self.action_names = [nethack_action_name(a) for a in self.minihack.actions]
@@ -103,7 +103,7 @@ class MiniHackEnv(gym.Env):
         self.minihack.close()
 
 
-def _make_minihack(env_id: str, **kwargs: Any) -> Any:
+def make_minihack(env_id: str, **kwargs: Any) -> Any:
     """The registered MiniHack env itself, without gymnasium's wrappers (MiniHack counts its own steps);
     ``kwargs`` go to its constructor after the registration's own."""
     from gymnasium.envs.registration import load_env_creator
