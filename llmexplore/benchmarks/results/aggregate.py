@@ -165,7 +165,8 @@ def normalized(run: Run) -> float | None:
     points = info.normalization if info else None
     if points is None or points.metric != run.record.metric:
         return None
-    return (run.value(run.record.metric) - points.low) / (points.high - points.low)
+    low = points.low_for(run.task)
+    return (run.value(run.record.metric) - low) / (points.high - low)
 
 
 def aggregate_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
