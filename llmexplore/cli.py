@@ -6,6 +6,7 @@ import argparse
 import errno
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -29,10 +30,21 @@ def command(name: str, help: str):
     return decorate
 
 
+#: a comma that starts another ``key=`` in one argument (``--lm backend=openai,answer=score``); a comma inside a
+#: value (``stop=[a,b]``, ``goal=eat, then rest``) is kept because no ``key=`` follows it
+_NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][\w.]*=)")
+
+
+def split_option_pairs(pairs: Sequence[str]) -> list[str]:
+    """Repeated options and comma-separated ones alike: ``["a=1,b=2", "c=3"]`` -> ``["a=1", "b=2", "c=3"]``."""
+    return [part.strip() for pair in pairs for part in _NEXT_PAIR.split(pair)]
+
+
 def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` pairs; values are read as YAML scalars (numbers, booleans, lists)."""
+    """``key=value`` pairs, given repeatedly or comma-separated; values are read as YAML scalars (numbers,
+    booleans, lists)."""
     out: dict[str, Any] = {}
-    for pair in pairs:
+    for pair in split_option_pairs(pairs):
         if "=" not in pair:
             raise ConfigError(f"option '{pair}' is not of the form key=value")
         key, value = pair.split("=", 1)
@@ -84,7 +96,8 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--int-coef", type=coefficient_type, help="intrinsic reward coefficient c_int")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE", help="method option")
     p.add_argument("--train", "-t", action="append", default=[], metavar="KEY=VALUE", help="training option")
-    p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE", help="language-model option")
+    p.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
+                   help="language-model option, repeated or comma-separated (--lm backend=openai,answer=score)")
     p.add_argument("--parent", help="fine-tune from this run directory's latest checkpoint")
     p.add_argument("--reset", action="append", default=[], help="with --parent: policy part to re-initialise")
     p.add_argument("--label", help="row name in tables")

@@ -83,7 +83,8 @@ class TrainConfig(BaseModel):
     save_every_sec: int = Field(60, ge=1, description="seconds between periodic checkpoints (a safety net)")
     metrics_every_steps: int | None = Field(
         None, ge=1, description="env steps between rows of metrics.jsonl; default: budget / 100 (plus a final row)")
-    wandb: bool = Field(False, description="log to Weights & Biases through sample-factory (project llmexplore, "
+    wandb: bool = Field(False, description="log every TensorBoard scalar to Weights & Biases at env steps "
+                                           "(project llmexplore, "
                                            "group: the task); WANDB_MODE=offline writes <run>/wandb/offline-run-*")
     sf_args: dict[str, Any] = Field(default_factory=dict, description="raw sample-factory options, for experts")
 

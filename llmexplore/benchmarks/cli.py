@@ -59,6 +59,23 @@ def _stop_on_sigint_or_sigterm() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _print_slurm_jobs(grid, options: dict[str, Any]) -> None:
+    """The sbatch script of every job a fresh run submits, as submitit writes it."""
+    from llmexplore.benchmarks.grids.backend_options import parse_options
+
+    parsed = parse_options("slurm", options)
+    if parsed.executor != "slurm":
+        return
+    from llmexplore.benchmarks.grids.runners.slurm import planned_jobs
+
+    scripts: dict[str, list[str]] = {}
+    for cells, script in planned_jobs(grid, parsed):
+        scripts.setdefault(script, []).append(", ".join(cells))
+    for script, jobs in scripts.items():
+        print(f"\n# sbatch script of {len(jobs)} job(s), one per pack of cells: {' | '.join(jobs)}")
+        print(script, end="" if script.endswith("\n") else "\n")
+
+
 @command("grid", "run every cell of a grid file and build its leaderboard")
 def _grid(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", help="grid YAML file (see configs/)")
@@ -71,7 +88,9 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
                    help="backend option, e.g. address=auto (ray) or partition=gpu (slurm); overrides the grid "
                         "file's ray:/slurm: section (docs/distributed.md)")
     p.add_argument("--retries", type=number_type(int, 0, 100), default=1, help="extra attempts for a failing cell")
-    p.add_argument("--dry-run", action="store_true", help="validate and list the cells, run nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="validate and list the cells, run nothing; with --backend slurm or ray, also print "
+                        "exactly what would be submitted (sbatch scripts, Ray task options)")
     p.add_argument("--no-leaderboard", action="store_true")
     p.add_argument("--quiet", action="store_true")
 
@@ -88,13 +107,20 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
             require_output_dir(grid.out_dir, "--out" if args.out else "the grid's output folder")
         cli_options = parse_option_pairs(args.backend_option)
         if args.dry_run:
-            backend_options(args.backend, grid, cli_options)
+            options = backend_options(args.backend, grid, cli_options)
             for cell in grid.cells:
                 parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
                 r = cell.resources
                 print(f"{cell.id}  steps={cell.spec.steps}  device={cell.spec.train.device}  "
                       f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
             print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
+            if args.backend == "slurm":
+                print("\nwhat --backend slurm would submit (nothing is submitted):")
+                _print_slurm_jobs(grid, options)
+            elif args.backend == "ray":
+                from llmexplore.benchmarks.grids.runners.dry_run import ray_plan
+
+                print(f"\nwhat --backend ray would submit (nothing is submitted):\n{ray_plan(grid, options)}")
             return 0
         _stop_on_sigint_or_sigterm()
         backend = make_backend(args.backend, args.jobs, cli_options, grid)

@@ -56,6 +56,7 @@ __all__ = [
 register_family(import_path("llmexplore.envs.crafter.family:FAMILY"))
 register_family(import_path("llmexplore.envs.nethack.family:FAMILY"))
 register_family(import_path("llmexplore.envs.housekeep.family:FAMILY"))
+register_family(import_path("llmexplore.envs.minihack.family:FAMILY"))
 register_plugin_families()  # LLMEXPLORE_FAMILIES and the entry-point group llmexplore.envs
 
 from llmexplore.envs.gym_ids import gym_id  # noqa: E402

@@ -43,6 +43,12 @@ class Normalization:
     low: float
     high: float
     note: str  # where the points come from, printed under the aggregate table
+    #: task name -> its own 0 where tasks differ in what chance achieves (MiniHack's random policy)
+    task_low: Mapping[str, float] = field(default_factory=dict)
+
+    def low_for(self, task: str) -> float:
+        """The metric value that maps to 0 on this task."""
+        return self.task_low.get(task, self.low)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ def _lm_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cache", help="SQLite completion cache (':memory:' for none kept)")
     g.add_argument("--prompts", help="prompt template folder (default: configs/prompts)")
     g.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
-                   help="any other LM setting or backend option, e.g. timeout_s=30 or options.latency_s=0.1")
+                   help="any other LM setting or backend option, repeated or comma-separated, e.g. "
+                        "--lm timeout_s=30,options.latency_s=0.1")
 
 
 def _lm_config(args: argparse.Namespace) -> Any:
@@ -160,6 +161,17 @@ def run_annotation(args: argparse.Namespace, dataset: str) -> int:
     return 0
 
 
+def client_flags(host: str, port: int, model_name: str, can_score: bool) -> str:
+    """The exact ``--lm`` flags a run needs to use this server: scoring answer options where the backend
+    returns prompt log-probabilities (works with base models), else generated answers."""
+    import shlex
+
+    reach = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # a wildcard address is not one to connect to
+    pairs = ["backend=openai", f"base_url=http://{reach}:{port}/v1", f"model={model_name}"]
+    pairs += ["endpoint=completion", "answer=score"] if can_score else []
+    return "--lm " + shlex.quote(",".join(pairs))
+
+
 def _serve(args: argparse.Namespace) -> int:
     from llmexplore.lm.backends import make_lm
     from llmexplore.lm.server import Faults, LMServer, serve_forever
@@ -181,6 +193,9 @@ def _serve(args: argparse.Namespace) -> int:
     def ready(port: int) -> None:
         print(f"llmexplore lm serve: listening on http://{args.host}:{port}/v1 (model {server.model_name})",
               flush=True)
+        print(f"served model name: {server.model_name}", flush=True)
+        print("a run reaches it with: " + client_flags(args.host, port, server.model_name,
+                                                       lm.supports_prompt_logprobs), flush=True)
 
     try:
         serve_forever(server, args.host, args.port, ready)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Hashable, Sequence
+import sys
+from typing import Any, Callable, ClassVar, Hashable, Sequence
 
 from llmexplore.errors import ConfigError
 from llmexplore.lm.base import Completion, LanguageModel
@@ -309,6 +310,46 @@ def ask(lm: LanguageModel, question: Question, items: Sequence[Any], params: Sam
                 result.unknown += 1
                 result.failure_reasons[parsed.reason] += 1
     return result
+
+
+#: after this many generated answers, a share of unknown ones at least UNKNOWN_SHARE says the model does not
+#: answer in the asked format (a base model, a wrong chat template): warn then, not at the end of a run
+UNKNOWN_CHECK_AFTER = 50
+UNKNOWN_SHARE = 0.9
+
+
+def _to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class UnknownAnswerWatch:
+    """Counts generated answers that came back unknown and warns once, as soon as UNKNOWN_CHECK_AFTER questions
+    were asked and nearly all were unknown, naming ``--answer score`` where the question has a closed answer."""
+
+    def __init__(self, question: Question, notify: Callable[[str], None] = _to_stderr):
+        self.question = question
+        self.notify = notify
+        self.questions = 0
+        self.unknown = 0
+        self.warned = False
+
+    def add(self, lm: LanguageModel, items: int, result: AskResult) -> str | None:
+        """Count one ``ask`` of ``items`` items; returns the warning when this call gave it."""
+        if answer_mode(lm, self.question) != "generate":
+            return None
+        self.questions += items - result.shortcuts
+        self.unknown += result.unknown
+        if self.warned or self.questions < UNKNOWN_CHECK_AFTER or self.unknown < UNKNOWN_SHARE * self.questions:
+            return None
+        self.warned = True
+        fix = ("ask with `--answer score` (`--lm answer=score`): the model then scores the answer options instead of "
+               "writing a reply, which works with base models" if self.question.score_options else
+               "use an instruction-tuned model, or the chat endpoint (`--lm endpoint=chat`) with its chat template")
+        text = (f"warning: {self.unknown} of the first {self.questions} {self.question.kind} questions answered by "
+                f"generation came back unknown: the model does not answer in the asked format (a base model?), so "
+                f"nearly nothing gets labelled; {fix}")
+        self.notify(text)
+        return text
 
 
 def _finished(reply: Completion) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Hashable, Iterable
 
 from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.config import SamplingParams
-from llmexplore.lm.questions import Question, ask
+from llmexplore.lm.questions import Question, UnknownAnswerWatch, ask
 
 STATE_VERSION = 1
 
@@ -58,6 +58,8 @@ class AnnotationService:
         self._pending: OrderedDict[Hashable, Any] = OrderedDict()
         self._labels: dict[Hashable, Any] = {}
         self._new: deque[tuple[Any, Any]] = deque()
+        #: warns once when nearly every generated answer is unknown (a base model asked to generate)
+        self.unknown_watch = UnknownAnswerWatch(question)
         self._recent: deque[tuple[float, int]] = deque()
         self._busy = False
         self._stop = False
@@ -201,6 +203,7 @@ class AnnotationService:
                     self._wake.wait(min(self.max_retry_wait_s, self.retry_wait_s * 2 ** min(failures - 1, 10)))
                 continue
             failures = 0
+            self.unknown_watch.add(self.lm, len(batch), result)  # outside the lock: it may print
             now = time.monotonic()
             with self._lock:
                 for item, label in zip(batch, result.labels):

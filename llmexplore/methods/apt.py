@@ -44,6 +44,7 @@ class APTOptions(MethodOptions):
 @register_method
 class APT(IntrinsicReward):
     name = "apt"
+    display_name = "APT"
     description = "APT: k-NN particle entropy in a contrastively learned representation (LM-free)"
     default_int_coef = 0.5
     Options = APTOptions

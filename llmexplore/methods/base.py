@@ -108,6 +108,8 @@ class IntrinsicReward(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    #: the method's name in papers' tables (LaTeX leaderboards); empty: ``name``
+    display_name: ClassVar[str] = ""
     #: observation keys the environment adapter must provide
     required_keys: ClassVar[tuple[str, ...]] = ()
     #: extra observation keys (added by ``wrap_env``) the policy network should condition on

@@ -47,6 +47,7 @@ class E3BOptions(MethodOptions):
 @register_method
 class E3B(IntrinsicReward):
     name = "e3b"
+    display_name = "E3B"
     description = "E3B: elliptical episodic bonus in an inverse-dynamics embedding (LM-free)"
     default_int_coef = 1.0  # published on MiniHack, with normalised bonuses
     Options = E3BOptions

@@ -47,6 +47,7 @@ def _forward_model(embed_dim: int, num_actions: int, hidden: int) -> torch.nn.Mo
 @register_method
 class ICM(IntrinsicReward):
     name = "icm"
+    display_name = "ICM"
     description = "ICM: forward-model error in an inverse-dynamics feature space (LM-free)"
     default_int_coef = 0.01  # η of the published reward
     Options = ICMOptions

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
 @register_method
 class NoIntrinsicReward(IntrinsicReward):
     name = "none"
+    display_name = "No bonus"
     description = "extrinsic reward only"
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:

@@ -42,6 +42,7 @@ class NovelDOptions(RNDOptions):
 @register_method
 class NovelD(RND):
     name = "noveld"
+    display_name = "NovelD"
     description = "NovelD: positive novelty difference of RND, on first visits within an episode (LM-free)"
     default_int_coef = 0.5  # the published code's default coefficient
     Options = NovelDOptions

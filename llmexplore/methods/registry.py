@@ -2,7 +2,10 @@
 
 Third-party packages register methods through the entry-point group
 ``llmexplore.methods``; each entry point names an ``IntrinsicReward`` subclass
-(``mypkg.module:MyMethod``). Adding a method never requires editing the runner.
+(``mypkg.module:MyMethod``). A module that is not installed (a script's, a notebook's)
+is named in ``LLMEXPLORE_METHODS`` (comma-separated ``module:Class`` paths), like
+``LLMEXPLORE_FAMILIES`` for environments; the processes a run spawns inherit it.
+Adding a method never requires editing the runner. docs/EXTENDING.md is the guide.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import difflib
 import importlib
 import inspect
 import logging
+import os
 from importlib.metadata import entry_points
 from typing import Any, Mapping
 
@@ -20,6 +24,8 @@ from llmexplore.errors import ConfigError
 from llmexplore.methods.base import IntrinsicReward, MethodOptions
 
 ENTRY_POINT_GROUP = "llmexplore.methods"
+#: methods of modules that are not installed: comma-separated ``module:Class`` paths
+METHODS_ENV = "LLMEXPLORE_METHODS"
 
 #: modules whose import registers the built-in methods
 BUILTIN_MODULES = (
@@ -94,6 +100,28 @@ def _load_all() -> None:
             _BROKEN[ep.name] = f"{ep.value}: {why}"
             log.warning("method plugin '%s' (%s) could not be loaded and is skipped: %s", ep.name, ep.value,
                         why)
+    _register_named_in_variable()
+
+
+def _register_named_in_variable() -> None:
+    """Register the ``module:Class`` paths of LLMEXPLORE_METHODS; a path that does not name a method is an
+    error naming it (the user asked for it by name, unlike an installed plugin that breaks)."""
+    from llmexplore.envs.family import import_path
+
+    for path in [p.strip() for p in os.environ.get(METHODS_ENV, "").split(",") if p.strip()]:
+        try:
+            obj = import_path(path)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigError(f"{METHODS_ENV} names '{path}', which cannot be imported: {exc}",
+                              hint="give comma-separated module:Class paths importable from here (PYTHONPATH), "
+                                   f"or unset {METHODS_ENV}") from None
+        if not (isinstance(obj, type) and issubclass(obj, IntrinsicReward)):
+            raise ConfigError(f"{METHODS_ENV} names '{path}', which is not an IntrinsicReward subclass",
+                              hint="name the method's class (docs/EXTENDING.md)")
+        try:
+            register_method(obj)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{METHODS_ENV} names '{path}', which cannot be registered: {exc}") from None
 
 
 def method_names() -> list[str]:

@@ -48,6 +48,7 @@ class RNDOptions(MethodOptions):
 @register_method
 class RND(IntrinsicReward):
     name = "rnd"
+    display_name = "RND"
     description = "Random Network Distillation: prediction error of a random network (LM-free)"
     default_int_coef = 0.5  # Burda et al. weigh intrinsic:extrinsic advantages 1:2
     Options = RNDOptions

@@ -199,6 +199,95 @@ def test_slurm_backend_without_sbatch_says_how_to_run_here(tmp_path):
         GridRunner(grid, SlurmBackend(partition="gpu")).run()
 
 
+# -- SLURM without accounting: squeue and sinfo ------------------------------------------------------
+def fake_command(outputs: list[tuple[int, str]]):
+    """A stand-in for subprocess.run of squeue/sinfo: answers in turn, records the commands."""
+    calls: list[list[str]] = []
+
+    def run(command: list[str]) -> subprocess.CompletedProcess:
+        calls.append(command)
+        code, out = outputs.pop(0) if len(outputs) > 1 else outputs[0]
+        return subprocess.CompletedProcess(command, code, stdout=out if code == 0 else "",
+                                           stderr=out if code else "")
+    run.calls = calls  # type: ignore[attr-defined]
+    return run
+
+
+def test_job_states_come_from_squeue_and_a_job_it_stops_listing_has_ended(monkeypatch):
+    from llmexplore.benchmarks.grids.runners import slurm_queue
+    from llmexplore.benchmarks.grids.runners.slurm_queue import GONE, SlurmQueue
+
+    listed = "7|PENDING|Resources\n8_1|RUNNING|None\n"
+    failed = (1, "slurm_load_jobs error: timeout")
+    run = fake_command([(0, listed), (0, listed), failed, failed,
+                        (0, "7|CANCELLED|None\n"), (0, "")])
+    queue = SlurmQueue(min_interval_s=0, run=run)
+    queue.watch("7")
+    first = queue.state("7")
+    assert (first.state, first.reason, str(first), first.ended) == ("PENDING", "Resources", "PENDING (Resources)", False)
+    assert str(queue.state("8_1")) == "RUNNING"  # array tasks one per line (--array); "None" is no reason
+    assert "--states=all" in run.calls[0] and "--me" in run.calls[0] and not any("sacct" in c for c in run.calls[0])
+    assert queue.state("7").state == "PENDING" and queue.error  # squeue failed: nothing counts as ended
+    assert str(queue.state("9")) == "UNKNOWN (squeue failed: slurm_load_jobs error: timeout)"
+    assert queue.state("7").ended and str(queue.state("7")) == "CANCELLED"
+    assert queue.state("7").state == "CANCELLED", "an ended job keeps its state once squeue drops it"
+    assert queue.state("99").state == GONE  # never listed, not just submitted
+    queue.watch("100")
+    assert queue.state("100").state == "PENDING"  # just submitted: squeue may not list it yet
+    monkeypatch.setattr(slurm_queue, "VISIBLE_WITHIN_S", 0.0)
+    assert queue.state("100").state == GONE
+
+
+def test_a_cell_larger_than_every_slurm_node_is_refused_naming_the_nodes(tmp_path, monkeypatch):
+    pytest.importorskip("submitit")
+    from llmexplore.benchmarks.grids.runners import slurm
+    from llmexplore.benchmarks.grids.runners.slurm_queue import node_limits
+
+    run = fake_command([(0, "n1|2|21694\nn2|2|21694\nn3|4+|8000\nodd|1|N/A\n")])
+    nodes = node_limits("debug", run=run)
+    assert run.calls[0][-1] == "--partition=debug"
+    assert [(n.name, n.cpus, n.memory_mb) for n in nodes] == [("n1", 2, 21694), ("n2", 2, 21694), ("n3", 4, 8000)]
+    monkeypatch.setattr(slurm, "node_limits", lambda partition: nodes)
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        suite: {resources: {cpus: 4, memory_gb: 16, time_minutes: 30}}
+        set: {method: none}
+    """))
+    with pytest.raises(ConfigError) as err:
+        slurm.check_node_limits(grid, SlurmOptions(partition="debug"))
+    assert "needs a job of 4 CPUs and 16.0 GB, more than any node of partition debug has" in str(err.value)
+    assert "n3 (4 CPUs, 7.8 GB)" in str(err.value) and "n1 (2 CPUs, 21.2 GB)" in str(err.value)
+    fits = load_grid(grid_file(tmp_path, """
+        name: g
+        suite: {resources: {cpus: 2, memory_gb: 8, time_minutes: 30}}
+        vary: {seed: [0, 1]}
+        set: {method: none}
+    """))
+    slurm.check_node_limits(fits, SlurmOptions(partition="debug"))  # n1 holds one such cell per job
+    with pytest.raises(ConfigError, match=r"4 CPUs and 16.0 GB \(2 cells packed\)"):
+        slurm.check_node_limits(fits, SlurmOptions(partition="debug", pack=2))
+
+
+def test_dry_run_jobs_are_the_scripts_submitit_writes(tmp_path):
+    pytest.importorskip("submitit")
+    from llmexplore.benchmarks.grids.runners.slurm import job_parameters, planned_jobs, sbatch_script
+
+    grid = load_grid(grid_file(tmp_path, """
+        name: g
+        suite: {resources: {cpus: 1, memory_gb: 2, time_minutes: 30}}
+        vary: {seed: [0, 1, 2]}
+        set: {method: none}
+    """), tmp_path / "out")
+    options = SlurmOptions(partition="debug", pack=2)
+    jobs = planned_jobs(grid, options)
+    assert [cells for cells, _ in jobs] == [[c.id for c in grid.cells[:2]], [grid.cells[2].id]]
+    folder = (tmp_path / "out" / "slurm" / "%j").absolute()
+    assert jobs[0][1] == sbatch_script(job_parameters(grid.cells[0].resources, 2, options, "llmexplore-g"), folder,
+                                       sys.executable)
+    assert "#SBATCH --cpus-per-task=2" in jobs[0][1] and "#SBATCH --cpus-per-task=1" in jobs[1][1]
+    assert f"--output={folder}/%j_0_log.out" in jobs[0][1] and f"{sys.executable} -u -m submitit" in jobs[0][1]
+
+
 # -- the LM server -----------------------------------------------------------------------------
 def test_lm_check_against_a_real_server():
     pytest.importorskip("openai")

@@ -5,8 +5,8 @@ Per task and method (row label): mean +- standard error over seeds and the IQM w
 progression; Crafter: score over all training episodes within the budget; Housekeep:
 rearrangement success, ``rearrange_success``), plus episode return and intrinsic return and the
 family's extra columns. Across tasks, each task's metric is normalised by its family's published
-reference points (``EnvFamily.normalization``) and the IQM is taken over all (task, seed) runs
-with a bootstrap stratified by task.
+reference points (``EnvFamily.normalization``) and rliable's four aggregates (IQM of all (task, seed)
+runs, median and mean of the task means, optimality gap) are taken with a bootstrap stratified by task.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pandas as pd
 
 from llmexplore.benchmarks.results.admission import cell_key, record_problem
 from llmexplore.benchmarks.run.record import RECORD_FILE, RunRecord, read_record
-from llmexplore.benchmarks.results.statistics import iqm, mean_and_se, stratified_bootstrap_ci
+from llmexplore.benchmarks.results.statistics import aggregate_estimates, iqm, mean_and_se, stratified_bootstrap_ci
 from llmexplore.envs.family import EnvFamily
 from llmexplore.envs.registry import families, find_family
 from llmexplore.errors import UserError
@@ -165,11 +165,14 @@ def normalized(run: Run) -> float | None:
     points = info.normalization if info else None
     if points is None or points.metric != run.record.metric:
         return None
-    return (run.value(run.record.metric) - points.low) / (points.high - points.low)
+    low = points.low_for(run.task)
+    return (run.value(run.record.metric) - low) / (points.high - low)
 
 
 def aggregate_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
-    """Per label: IQM of normalised scores over all its (task, seed) runs, bootstrap stratified by task."""
+    """Per label: rliable's aggregates of normalised scores (``iqm``, ``median``, ``mean``,
+    ``optimality_gap``, each with ``_low`` and ``_high``), bootstrap stratified by task; ``fewest_runs`` is
+    the smallest number of runs in one of its tasks, which decides what its intervals may be called."""
     by_label: dict[str, dict[str, list[float]]] = {}
     for run in runs:
         value = normalized(run)
@@ -179,10 +182,11 @@ def aggregate_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
     rows = []
     for label, tasks in sorted(by_label.items()):
         strata = [np.array(v) for v in tasks.values()]
-        pooled = np.concatenate(strata)
-        low, high = stratified_bootstrap_ci(strata, iqm, reps=reps)
-        rows.append({"label": label, "tasks": len(tasks), "runs": int(pooled.size), "normalized_iqm": iqm(pooled),
-                     "iqm_low": low, "iqm_high": high, "normalized_mean": float(pooled.mean())})
+        row: dict[str, Any] = {"label": label, "tasks": len(tasks), "runs": int(sum(a.size for a in strata)),
+                               "fewest_runs": int(min(a.size for a in strata))}
+        for name, (point, low, high) in aggregate_estimates(strata, reps=reps).items():
+            row.update({name: point, f"{name}_low": low, f"{name}_high": high})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

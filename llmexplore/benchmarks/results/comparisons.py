@@ -49,13 +49,22 @@ def improvement_table(runs: list[Run], task: str | None = None, reps: int = 2000
         xs, ys = [values[x][t] for t in shared], [values[y][t] for t in shared]
         low, high = probability_of_improvement_ci(xs, ys, reps=reps)
         rows.append({"x": x, "y": y, "tasks": len(shared), "x_runs": sum(a.size for a in xs),
-                     "y_runs": sum(a.size for a in ys), "p_improvement": probability_of_improvement(xs, ys),
-                     "low": low, "high": high})
-    return pd.DataFrame(rows, columns=["x", "y", "tasks", "x_runs", "y_runs", "p_improvement", "low", "high"])
+                     "y_runs": sum(a.size for a in ys), "fewest_runs": min(a.size for a in xs + ys),
+                     "p_improvement": probability_of_improvement(xs, ys), "low": low, "high": high})
+    return pd.DataFrame(rows, columns=["x", "y", "tasks", "x_runs", "y_runs", "fewest_runs", "p_improvement", "low",
+                                       "high"])
+
+
+def fewest_runs_per_task(runs: list[Run], task: str | None = None) -> int:
+    """The smallest number of runs any label has on one task (``task`` or, None, all normalised tasks): what the
+    bootstrap bands of the profiles may be called."""
+    values = _values_by_label_and_task([r for r in runs if task is None or r.task == task], normalise=task is None)
+    counts = [a.size for tasks in values.values() for a in tasks.values()]
+    return min(counts) if counts else 0
 
 
 def profile_curves(runs: list[Run], task: str | None = None, reps: int = 2000) -> dict[str, pd.DataFrame]:
-    """Per label: thresholds -> fraction of runs above, with a 95% bootstrap band.
+    """Per label: thresholds -> fraction of runs above, with a stratified-bootstrap band.
 
     One threshold grid for all labels (from the lowest to the highest score seen), so the
     curves can share axes.

@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from llmexplore.benchmarks.results.aggregate import Run, learning_curves  # noqa: E402
+from llmexplore.benchmarks.results.statistics import interval_is_ci  # noqa: E402
 
 
 def plot_curves(runs: list[Run], task: str, metric: str, path: Path) -> Path | None:
@@ -31,7 +32,11 @@ def plot_curves(runs: list[Run], task: str, metric: str, path: Path) -> Path | N
         ax.set_title(title)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"{task} (mean over seeds, 95% bootstrap band)", fontsize=10)
+    seeds = min((len({r.seed for r in runs if r.task == task and r.label == label}) for label in
+                 {r.label for r in runs if r.task == task}), default=0)
+    band = ("95% bootstrap band" if interval_is_ci(seeds) else
+            f"bootstrap band of {seeds} seed{'s' if seeds != 1 else ''}: not a 95% band")
+    fig.suptitle(f"{task} (mean over seeds, {band})", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

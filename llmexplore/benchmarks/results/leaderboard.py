@@ -5,9 +5,8 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,13 +25,15 @@ from llmexplore.benchmarks.results.aggregate import (
     per_task_table,
     scores_table,
 )
-from llmexplore.benchmarks.results.comparisons import improvement_table, profile_curves
+from llmexplore.benchmarks.results.comparisons import fewest_runs_per_task, improvement_table, profile_curves
 from llmexplore.benchmarks.results.curve_plots import plot_achievements, plot_curves, plot_profiles
-from llmexplore.benchmarks.results.statistics import interval_meaning
+from llmexplore.benchmarks.results.display import method_display_name, task_display_name
+from llmexplore.benchmarks.results.latex import MAX_LATEX_COLUMNS, Better, latex_escape, latex_tables  # noqa: F401
+from llmexplore.benchmarks.results.statistics import FEW_RUNS, interval_is_ci, interval_meaning, interval_name
 from llmexplore.errors import DataError
 
-#: below this many seeds a cell is marked and its interval explained (Agarwal et al. 2021)
-FEW_SEEDS = 5
+#: below this many seeds (runs in a task) a cell is marked and its interval explained (Agarwal et al. 2021)
+FEW_SEEDS = FEW_RUNS
 FEW_MARK = "†"
 #: above every published table: its ± is the spread its source reports, named in the column
 PUBLISHED_NOTE = ("Published results (not run here). Their ± is the spread the source reports, named in the column: "
@@ -57,22 +58,38 @@ def _pm(mean: float, se: float, digits: int = 2) -> str:
     return _num(mean, digits) if math.isnan(se) else f"{_num(mean, digits)} ± {_num(se, digits)}"
 
 
-def _ci(point: float, low: float, high: float, digits: int = 2) -> str:
+def _ci(point: float, low: float, high: float, digits: int = 2, fewest_runs: int | None = None) -> str:
+    """'point [low, high]', marked when the interval rests on fewer than FEW_RUNS runs in a task."""
     if isinstance(low, float) and math.isnan(low):
         return f"{_num(point, digits)} (no interval)"
-    return f"{_num(point, digits)} [{_num(low, digits)}, {_num(high, digits)}]"
+    mark = FEW_MARK if fewest_runs is not None and not interval_is_ci(fewest_runs) else ""
+    return f"{_num(point, digits)} [{_num(low, digits)}, {_num(high, digits)}]{mark}"
 
 
 def _seeds(n: int) -> str:
     return f"{n}{FEW_MARK}" if n < FEW_SEEDS else str(n)
 
 
-def seed_notes(counts: list[int]) -> list[str]:
-    """One note per distinct seed count under FEW_SEEDS in a table."""
-    few = sorted({int(n) for n in counts if n < FEW_SEEDS})
+def interval_notes(fewest_runs: list[int], reps: int = 2000) -> list[str]:
+    """The note under every table with intervals: what its intervals are, and for marked cells what they are not."""
+    counts = [int(n) for n in fewest_runs]
+    what = (f"Intervals: 2.5th-97.5th percentile of {reps:,} stratified-bootstrap resamples (runs resampled with "
+            "replacement within each task).")
+    few = sorted({n for n in counts if not interval_is_ci(n)})
     if not few:
-        return []
-    return [f"{FEW_MARK} fewer than {FEW_SEEDS} seeds. " + " ".join(interval_meaning(n) for n in few)]
+        return [what + f" Every cell has at least {FEW_RUNS} runs per task: 95% confidence intervals."]
+    return [what + f" {FEW_MARK} fewer than {FEW_RUNS} runs in a task: not a 95% confidence interval. "
+            + " ".join(interval_meaning(n) for n in few)]
+
+
+def seed_notes(counts: list[int], reps: int = 2000) -> list[str]:
+    """The interval note of a per-task table (``counts``: its seeds per row)."""
+    return interval_notes(counts, reps)
+
+
+def interval_header(name: str, fewest_runs: list[int]) -> str:
+    """'<name> [95% CI]' only when every cell may be called so, else '<name> [interval]'."""
+    return f"{name} [{interval_name(fewest_runs)}]"
 
 
 def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
@@ -83,7 +100,9 @@ def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
         "seeds": [_seeds(n) for n in task_rows["seeds"]],
         "budget": [_num(b, 0) if isinstance(b, (int, float)) else b for b in task_rows["budget"]],
         f"{metric} (mean ± s.e.)": [_pm(m, s) for m, s in zip(task_rows["mean"], task_rows["se"])],
-        f"{metric} IQM [95% CI]": [_ci(p, lo, hi) for p, lo, hi in zip(task_rows["iqm"], task_rows["iqm_low"], task_rows["iqm_high"])],
+        interval_header(f"{metric} IQM", list(task_rows["seeds"])):
+            [_ci(p, lo, hi, fewest_runs=n) for p, lo, hi, n in
+             zip(task_rows["iqm"], task_rows["iqm_low"], task_rows["iqm_high"], task_rows["seeds"])],
         "return (mean ± s.e.)": [_pm(m, s) for m, s in zip(task_rows["return_mean"], task_rows["return_se"])],
         "intrinsic return (mean ± s.e.)": [_pm(m, s) for m, s in
                                            zip(task_rows["intrinsic_return_mean"], task_rows["intrinsic_return_se"])],
@@ -111,14 +130,16 @@ def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "X": table["x"], "Y": table["y"],
         "runs X / Y": [f"{a} / {b}" for a, b in zip(table["x_runs"], table["y_runs"])],
-        "P(X > Y) [95% CI]": [_ci(p, lo, hi) for p, lo, hi in zip(table["p_improvement"], table["low"], table["high"])],
+        interval_header("P(X > Y)", list(table["fewest_runs"])):
+            [_ci(p, lo, hi, fewest_runs=n) for p, lo, hi, n in
+             zip(table["p_improvement"], table["low"], table["high"], table["fewest_runs"])],
     })
 
 
 IMPROVEMENT_NOTE = ("P(X > Y): the chance that a run of X scores above a run of Y on the same task (all pairs of "
                     "runs, ties count half; the Mann-Whitney U statistic over the number of pairs), averaged over "
-                    "tasks; 0.5 means no tendency either way. The 95% interval resamples the runs of X and of Y "
-                    "within each task (Agarwal et al. 2021).")
+                    "tasks; 0.5 means no tendency either way. Its interval resamples the runs of X and of Y "
+                    "independently within each task (Agarwal et al. 2021).")
 
 
 def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | None = None,
@@ -134,7 +155,7 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     aggregate = aggregate_table(found.runs, reps=reps)
     achievements = achievement_table(found.runs)
     tasks = sorted(per_task["task"].unique()) if not per_task.empty else []
-    board = Board(title, found, per_task, aggregate, achievements, tasks,
+    board = Board(title, found, per_task, aggregate, achievements, tasks, reps=reps,
                   improvements={task: improvement_table(found.runs, task, reps=reps) for task in tasks})
     if not aggregate.empty and aggregate["tasks"].max() > 1:
         board.improvements[None] = improvement_table(found.runs, None, reps=reps)
@@ -147,12 +168,14 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
         safe = task.replace(":", "-")
         paths = [plot_curves(found.runs, task, metric, out_dir / f"curves_{safe}.png"),
                  plot_profiles(profile_curves(found.runs, task, reps=reps), f"{task}: performance profile "
-                               "(95% bootstrap band)", metric, out_dir / f"profile_{safe}.png"),
+                               f"({band_name(fewest_runs_per_task(found.runs, task))})", metric,
+                               out_dir / f"profile_{safe}.png"),
                  plot_achievements(achievements, task, out_dir / f"achievements_{safe}.png")]
         board.images[task] = [p for p in paths if p is not None]
     if None in board.improvements:
         path = plot_profiles(profile_curves(found.runs, None, reps=reps), "All tasks: performance profile of "
-                             "normalised scores (95% bootstrap band)", "normalised score", out_dir / "profile_all.png")
+                             f"normalised scores ({band_name(fewest_runs_per_task(found.runs))})", "normalised score",
+                             out_dir / "profile_all.png")
         board.images[None] = [path] if path else []
 
     scores = scores_table(found.runs)
@@ -182,6 +205,7 @@ class Board:
     achievements: pd.DataFrame
     tasks: list[str]
     improvements: dict[str | None, pd.DataFrame] = field(default_factory=dict)
+    reps: int = 2000
     images: dict[str | None, list[Path]] = field(default_factory=dict)
 
     @property
@@ -198,6 +222,10 @@ class Table:
     caption: str
     label: str  # LaTeX label
     show_index: bool = False
+    #: LaTeX's short caption, with display names (empty: ``caption``)
+    latex_caption: str = ""
+    #: column -> whether its best value is the highest or the lowest (bold in LaTeX)
+    best: tuple[tuple[str, Better], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -256,9 +284,10 @@ def _header(board: Board) -> list[str]:
     found = board.found
     return [f"# Leaderboard: {board.title}", "",
             f"{_counted(found)}; {stamp}.",
-            "Metric columns: mean ± standard error over seeds, and the interquartile mean with a 95% "
-            f"stratified-bootstrap confidence interval; cells with fewer than {FEW_SEEDS} seeds are marked "
-            f"{FEW_MARK}. Published results appear in separate tables, never mixed with runs made here. "
+            "Metric columns: mean ± standard error over seeds, and the interquartile mean with a "
+            f"stratified-bootstrap interval, a 95% confidence interval only where a cell has at least {FEW_SEEDS} "
+            f"runs per task; cells with fewer are marked {FEW_MARK} and the note under the table says what "
+            "their interval is. Published results appear in separate tables, never mixed with runs made here. "
             "Per-run values: scores.csv and scores.json.", ""]
 
 
@@ -277,61 +306,90 @@ def excluded_display(excluded: list[dict[str, Any]]) -> pd.DataFrame:
                         columns=EXCLUDED_COLUMNS)
 
 
-def _aggregate_notes(aggregate: pd.DataFrame) -> list[str]:
-    notes = ["Per-task normalisation: " + "; ".join(normalization_notes())]
-    return notes
+def _aggregate_notes(aggregate: pd.DataFrame, reps: int) -> list[str]:
+    return [AGGREGATE_NOTE, *interval_notes(list(aggregate["fewest_runs"]), reps),
+            "Per-task normalisation: " + "; ".join(normalization_notes())]
+
+
+def band_name(fewest_runs: int) -> str:
+    """A profile plot's band: a 95% band only with enough runs in every task."""
+    if fewest_runs < 2:
+        return "no band: one run in a task"
+    if interval_is_ci(fewest_runs):
+        return "95% stratified-bootstrap band"
+    return f"bootstrap band of {fewest_runs} runs in a task: not a 95% band"
+
+
+#: rliable's aggregates in the order they are shown, with their column names
+AGGREGATE_COLUMNS = {"iqm": "IQM", "median": "median", "mean": "mean", "optimality_gap": "optimality gap"}
+AGGREGATE_NOTE = ("Normalised scores: IQM is the mean of the middle 50% of all runs' scores; median and mean are "
+                  "over the tasks' mean scores; the optimality gap is the mean shortfall below 1, mean of "
+                  "max(1 - x, 0), lower is better (Agarwal et al. 2021).")
 
 
 def _aggregate_display(aggregate: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
+    fewest = list(aggregate["fewest_runs"])
+    out = pd.DataFrame({
         "method": aggregate["label"],
-        "tasks": aggregate["tasks"],
-        "runs": aggregate["runs"],
-        "normalised IQM [95% CI]": [_ci(p, lo, hi, 3) for p, lo, hi in
-                                    zip(aggregate["normalized_iqm"], aggregate["iqm_low"], aggregate["iqm_high"])],
-        "normalised mean": [_num(v, 3) for v in aggregate["normalized_mean"]],
+        "runs (tasks)": [f"{r} ({t}){FEW_MARK if not interval_is_ci(n) else ''}"
+                         for r, t, n in zip(aggregate["runs"], aggregate["tasks"], fewest)],
     })
+    for key, name in AGGREGATE_COLUMNS.items():
+        out[interval_header(name, fewest)] = [
+            _ci(p, lo, hi, 3, fewest_runs=n)
+            for p, lo, hi, n in zip(aggregate[key], aggregate[f"{key}_low"], aggregate[f"{key}_high"], fewest)]
+    return out
 
 
 def _achievements_display(achievements: pd.DataFrame, task: str) -> pd.DataFrame:
-    rows = achievements[achievements["task"] == task].drop(columns=["task"]).set_index("label").T
-    return rows.map(lambda v: _num(v, 1) if isinstance(v, float) else str(v))
+    rows = achievements[achievements["task"] == task].drop(columns=["task"]).set_index("label")
+    seeds = rows.pop("seeds").astype(int)
+    shown = rows.T.map(lambda v: _num(v, 1) if isinstance(v, float) else str(v))
+    return pd.concat([pd.DataFrame([[_seeds(n) for n in seeds]], index=["seeds"], columns=shown.columns), shown])
 
 
 def _sections(board: Board) -> list[Section]:
     """The leaderboard's content in order, independent of the output format."""
     out: list[Section] = []
     if board.has_aggregate:
-        caption = "Normalised IQM across tasks (95% stratified-bootstrap CI)."
-        parts: list[Part] = [Table(_aggregate_display(board.aggregate), caption, "tab:aggregate")]
-        parts += [Note(n) for n in _aggregate_notes(board.aggregate)]
-        parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:improvement-all")
+        caption = "Normalised scores across tasks."
+        table = _aggregate_display(board.aggregate)
+        best = tuple((c, "min" if c.startswith("optimality gap") else "max") for c in table.columns[2:])
+        parts: list[Part] = [Table(table, caption, "tab:agg", best=best)]
+        parts += [Note(n) for n in _aggregate_notes(board.aggregate, board.reps)]
+        parts += _improvement_parts(board.improvements.get(None), "all tasks", "tab:pi-all", board.reps)
         parts += [Image(p) for p in board.images.get(None, [])]
         out.append(Section("Aggregate across tasks", parts))
     for task in board.tasks:
         rows = board.per_task[board.per_task["task"] == task]
         safe = _label_key(task)
-        parts = [Table(task_display(rows), f"{task}: {rows['metric'].iloc[0]}, mean ± s.e. over seeds and "
-                       "IQM with a 95% stratified-bootstrap CI.", f"tab:{safe}")]
-        parts += [Note(n) for n in seed_notes(list(rows["seeds"]))]
-        parts += _improvement_parts(board.improvements.get(task), task, f"tab:improvement-{safe}")
+        metric = rows["metric"].iloc[0]
+        table = task_display(rows)
+        best = tuple((c, "max") for c in table.columns if c.startswith(f"{metric} ") or c.startswith("return "))
+        parts = [Table(table, f"{task}: {metric}, mean ± s.e. over seeds and IQM.", f"tab:{safe}",
+                       latex_caption=f"{task_display_name(task)}: {metric.replace('_', ' ')}.", best=best)]
+        parts += [Note(n) for n in seed_notes(list(rows["seeds"]), board.reps)]
+        parts += _improvement_parts(board.improvements.get(task), task, f"tab:pi-{safe}", board.reps)
         ref = reference_display(task)
         if ref:
-            parts.append(Reference(ref[0], ref[1], f"tab:published-{safe}"))
+            parts.append(Reference(ref[0], ref[1], f"tab:pub-{safe}"))
         if not board.achievements.empty and task in set(board.achievements["task"]):
             parts.append(Table(_achievements_display(board.achievements, task),
                                f"{task}: achievement success rates (% of training episodes within the budget).",
-                               f"tab:achievements-{safe}", show_index=True))
+                               f"tab:ach-{safe}", show_index=True,
+                               latex_caption=f"{task_display_name(task)}: achievement success rates (%)."))
         parts += [Image(p) for p in board.images.get(task, [])]
         out.append(Section(task, parts))
     return out
 
 
-def _improvement_parts(table: pd.DataFrame | None, where: str, label: str) -> list[Part]:
+def _improvement_parts(table: pd.DataFrame | None, where: str, label: str, reps: int) -> list[Part]:
     if table is None or table.empty:
         return []
-    return [Table(improvement_display(table), f"Probability of improvement, {where}.", label),
-            Note(IMPROVEMENT_NOTE)]
+    shown = where if where == "all tasks" else task_display_name(where)
+    return [Table(improvement_display(table), f"Probability of improvement, {where}.", label,
+                  latex_caption=f"Probability of improvement, {shown}."),
+            Note(IMPROVEMENT_NOTE), *[Note(n) for n in interval_notes(list(table["fewest_runs"]), reps)]]
 
 
 def _label_key(task: str) -> str:
@@ -378,74 +436,50 @@ def _csv(per_task: pd.DataFrame, tasks: list[str], excluded: list[dict[str, Any]
     return pd.concat(tables, ignore_index=True).to_csv(index=False)
 
 
-def latex_escape(text: str) -> str:
-    """Text for a LaTeX cell: special characters escaped, a leading minus typeset as a minus sign."""
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
-                 ("$", r"\$"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-        text = text.replace(a, b)
-    text = re.sub(r"(?<![\w.])-(?=\d)", "$-$", text)  # a negative number, not a word's hyphen or a range
-    for a, b in (("->", r"$\to$"), ("±", r"$\pm$"), ("–", "--"), ("†", r"\textsuperscript{\dag}"), (">", r"$>$"), ("<", r"$<$")):
-        text = text.replace(a, b)
-    return text
+#: the columns of run tables whose cells name a row label (a method), shown by display name in LaTeX
+LABEL_COLUMNS = ("method", "X", "Y")
 
 
-def latex_table(df: pd.DataFrame, caption: str, label: str, index: bool = False) -> str:
-    """A booktabs table scaled to the line width (``\\resizebox``), with a caption and a label."""
-    if index:
-        df = df.reset_index().rename(columns={"index": ""})
-    cols = "l" + "r" * (len(df.columns) - 1)
-    head = " & ".join(latex_escape(str(c)) for c in df.columns)
-    body = "\n".join(" & ".join(latex_escape(str(v)) for v in row) + r" \\" for row in df.itertuples(index=False))
-    return "\n".join([r"\begin{table}[t]", r"\centering", r"\small",
-                      rf"\caption{{{latex_escape(caption)}}}", rf"\label{{{label}}}",
-                      r"\resizebox{\linewidth}{!}{%", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
-                      head + r" \\", r"\midrule", body, r"\bottomrule", r"\end{tabular}}", r"\end{table}", ""])
+def _display_names(board: Board) -> dict[str, str]:
+    """Row label -> its display name (the method's, when the label is the method's own name)."""
+    methods = dict(zip(board.per_task["label"], board.per_task["method"])) if not board.per_task.empty else {}
+    return {label: method_display_name(label, method) for label, method in methods.items()}
 
 
-#: a wider LaTeX table is split into parts that share the first column, so no part shrinks much
-MAX_LATEX_COLUMNS = 6
-
-
-def latex_tables(df: pd.DataFrame, caption: str, label: str, index: bool = False) -> list[str]:
-    """One table, or several of at most MAX_LATEX_COLUMNS columns (labels ``<label>``, ``<label>-2``, ...)."""
-    if index:
-        df = df.reset_index().rename(columns={"index": ""})
-    rest = list(df.columns[1:])
-    step = MAX_LATEX_COLUMNS - 1
-    chunks = [rest[i:i + step] for i in range(0, len(rest), step)] or [[]]
-    out = []
-    for number, chunk in enumerate(chunks, start=1):
-        part = df[[df.columns[0], *chunk]]
-        if len(chunks) == 1:
-            out.append(latex_table(part, caption, label))
-        else:
-            suffix = "" if number == 1 else f"-{number}"
-            out.append(latex_table(part, f"{caption} (part {number} of {len(chunks)})", label + suffix))
-    return out
+def _with_display_names(df: pd.DataFrame, names: dict[str, str], show_index: bool) -> pd.DataFrame:
+    df = df.reset_index().rename(columns={"index": ""}) if show_index else df.copy()
+    for column in LABEL_COLUMNS:
+        if column in df.columns:
+            df[column] = [names.get(v, v) for v in df[column]]
+    return df.rename(columns={c: names[c] for c in df.columns if c in names})
 
 
 def latex_document_body(board: Board) -> str:
     """Every table of the leaderboard; needs \\usepackage{booktabs} and \\usepackage{graphicx}."""
+    names = _display_names(board)
     parts = ["% Generated by `llmexplore leaderboard`; needs \\usepackage{booktabs} and \\usepackage{graphicx}.",
-             "% Each table is scaled to \\linewidth: in a two-column layout use table* for the wide ones.", ""]
+             "% A table wider than \\linewidth is scaled to it; in a two-column layout use table* for the wide ones.",
+             ""]
     for section in _sections(board):
-        pending: Table | None = None  # the last table, held until the notes that follow it join its caption
+        pending: Table | None = None  # the last table, held until the notes that follow it
+        notes: list[str] = []
         for part in [*section.parts, None]:
             if isinstance(part, Note) and pending:
-                pending = replace(pending, caption=f"{pending.caption} {part.text}")
+                notes.append(part.text)
                 continue
             if pending:
-                parts.extend(latex_tables(pending.df, pending.caption, pending.label, pending.show_index))
-                pending = None
+                parts.extend(latex_tables(_with_display_names(pending.df, names, pending.show_index),
+                                          pending.latex_caption or pending.caption, pending.label, notes,
+                                          dict(pending.best)))
+                pending, notes = None, []
             if isinstance(part, Table):
                 pending = part
             elif isinstance(part, Reference):
-                caption = f"Published results (not run here). Source: {part.source}."
-                parts.extend(latex_tables(part.df, caption, part.label))
+                parts.extend(latex_tables(part.df, "Published results (not run here).", part.label,
+                                          [f"Source: {part.source}."]))
     if board.found.excluded:
-        parts.append(latex_table(excluded_display(board.found.excluded),
-                                 f"{EXCLUDED_HEADING}: incomplete or refused records, with the reason.",
-                                 "tab:not-counted"))
+        parts.extend(latex_tables(excluded_display(board.found.excluded), f"{EXCLUDED_HEADING}.", "tab:not-counted",
+                                  ["Incomplete or refused records, with the reason."]))
     return "\n".join(parts)
 
 
@@ -458,8 +492,9 @@ def _html(board: Board) -> str:
              "img{max-width:100%}</style></head><body>",
              f"<h1>Leaderboard: {esc(board.title)}</h1>",
              f"<p>{esc(_counted(board.found))}. Mean ± s.e. over "
-             f"seeds; IQM with a 95% stratified-bootstrap CI; cells with fewer than {FEW_SEEDS} seeds are marked "
-             f"{FEW_MARK}. Published results are in separate, grey tables. Per-run values: "
+             "seeds; IQM with a stratified-bootstrap interval, a 95% confidence interval only with at least "
+             f"{FEW_SEEDS} runs per task; cells with fewer are marked {FEW_MARK} and the note under the table "
+             "says what the interval is. Published results are in separate, grey tables. Per-run values: "
              "<a href='scores.csv'>scores.csv</a>, <a href='scores.json'>scores.json</a>.</p>"]
     for section in _sections(board):
         parts.append(f"<h2>{esc(section.heading)}</h2>")

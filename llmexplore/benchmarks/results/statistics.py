@@ -1,20 +1,32 @@
 """Aggregate statistics with honest uncertainty (Agarwal et al., 2021).
 
-Interquartile mean (IQM) over runs, with 95% confidence intervals from a stratified
-bootstrap: runs are resampled with replacement within each task (the strata), the
+rliable's four aggregates of normalised scores (interquartile mean of all runs, median
+and mean of the per-task mean scores, optimality gap), each with a stratified-bootstrap
+interval: runs are resampled with replacement within each task (the strata), the
 statistic is recomputed on each resample, and the interval is the 2.5th-97.5th
-percentile. rliable implements the same procedure; its bootstrap module depends on
-``arch``, which does not import beside pandas 3 here, so we use numpy and scipy.
+percentile. rliable itself does not work with our pins: rliable 1.2.0 requires
+arch < 8, whose 7.x releases fail to import beside pandas 3, and arch 8 rejects the
+``random_state=None`` that rliable passes; so this module is numpy and scipy, tested
+against rliable's published formulas.
+
+One rule for every interval (:func:`interval_name`, :func:`interval_meaning`): with fewer
+than FEW_RUNS runs in some task, a resample can only repeat a handful of values, so the
+percentile interval is the spread of those runs and is never called a 95% interval.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
 
 BOOTSTRAP_REPS = 2000
+#: fewer runs than this in a task and an interval is marked and not called a 95% interval
+#: (Agarwal et al. 2021 recommend at least 5 runs for bootstrap intervals)
+FEW_RUNS = 5
+#: the score the optimality gap counts shortfalls from (1 = the normalisation's upper reference point)
+OPTIMALITY_THRESHOLD = 1.0
 
 
 def iqm(values: Sequence[float] | np.ndarray) -> float:
@@ -36,6 +48,66 @@ def mean_and_se(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     return float(x.mean()), se
 
 
+def optimality_gap(values: Sequence[float] | np.ndarray, gamma: float = OPTIMALITY_THRESHOLD) -> float:
+    """Mean shortfall of the runs below ``gamma``: mean of max(gamma - x, 0) (lower is better)."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return float("nan")
+    return float(np.mean(np.maximum(gamma - x, 0.0)))
+
+
+def task_means(strata: Sequence[Sequence[float]]) -> np.ndarray:
+    """Each task's mean score (the unit rliable's median and mean aggregate over)."""
+    return np.array([np.nanmean(np.asarray(s, dtype=float)) for s in strata if len(s)])
+
+
+def median_of_task_means(strata: Sequence[Sequence[float]]) -> float:
+    means = task_means(strata)
+    return float(np.median(means)) if means.size else float("nan")
+
+
+def mean_of_task_means(strata: Sequence[Sequence[float]]) -> float:
+    means = task_means(strata)
+    return float(np.mean(means)) if means.size else float("nan")
+
+
+#: name -> statistic of the strata (one array of runs per task); the aggregates rliable reports
+AGGREGATES: dict[str, Callable[[list[np.ndarray]], float]] = {
+    "iqm": lambda strata: iqm(np.concatenate(strata)),
+    "median": median_of_task_means,
+    "mean": mean_of_task_means,
+    "optimality_gap": lambda strata: optimality_gap(np.concatenate(strata)),
+}
+
+
+def stratified_bootstrap_intervals(
+    strata: Sequence[Sequence[float]],
+    statistics: dict[str, Callable[[list[np.ndarray]], float]],
+    reps: int = BOOTSTRAP_REPS,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """Percentile interval of each statistic (of the list of strata) over the same resamples, which keep
+    each stratum's size.
+
+    With one value per stratum every resample is the data itself, so there is no interval:
+    the answer is (nan, nan), never the degenerate [x, x].
+    """
+    arrays = [np.asarray(s, dtype=float) for s in strata if len(s)]
+    if not arrays or max(a.size for a in arrays) < 2:
+        return {name: (float("nan"), float("nan")) for name in statistics}
+    rng = np.random.default_rng(seed)
+    values = np.empty((len(statistics), reps))
+    for r in range(reps):
+        sample = [a[rng.integers(0, a.size, a.size)] for a in arrays]
+        for i, statistic in enumerate(statistics.values()):
+            values[i, r] = statistic(sample)
+    tail = (1 - confidence) / 2 * 100
+    bounds = np.percentile(values, [tail, 100 - tail], axis=1)
+    return {name: (float(bounds[0, i]), float(bounds[1, i])) for i, name in enumerate(statistics)}
+
+
 def stratified_bootstrap_ci(
     strata: Sequence[Sequence[float]],
     statistic: Callable[[np.ndarray], float] = iqm,
@@ -43,34 +115,40 @@ def stratified_bootstrap_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """Percentile interval of ``statistic`` over resamples that keep each stratum's size.
+    """Percentile interval of ``statistic`` of the pooled runs over stratified resamples."""
+    return stratified_bootstrap_intervals(strata, {"s": lambda parts: statistic(np.concatenate(parts))},
+                                          reps, confidence, seed)["s"]
 
-    With one value per stratum every resample is the data itself, so there is no interval:
-    the answer is (nan, nan), never the degenerate [x, x].
-    """
+
+def aggregate_estimates(strata: Sequence[Sequence[float]], reps: int = BOOTSTRAP_REPS,
+                        seed: int = 0) -> dict[str, tuple[float, float, float]]:
+    """rliable's four aggregates: name -> (point, low, high), intervals from one set of resamples."""
     arrays = [np.asarray(s, dtype=float) for s in strata if len(s)]
-    if not arrays or max(a.size for a in arrays) < 2:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    values = np.empty(reps)
-    for r in range(reps):
-        sample = [a[rng.integers(0, a.size, a.size)] for a in arrays]
-        values[r] = statistic(np.concatenate(sample))
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return float(low), float(high)
+    intervals = stratified_bootstrap_intervals(arrays, AGGREGATES, reps=reps, seed=seed)
+    return {name: (statistic(arrays), *intervals[name]) for name, statistic in AGGREGATES.items()}
 
 
-def interval_meaning(seeds: int) -> str:
-    """What a bootstrap interval from ``seeds`` runs can and cannot say, for table notes."""
-    if seeds < 2:
-        return "1 seed: no interval (a resample of one value is that value)."
-    if seeds == 2:
-        return ("2 seeds: a resample holds only the two values, so the IQM interval is [min, max] of the "
-                "two runs; it is not a 95% interval.")
-    return (f"{seeds} seeds: resamples can hold only the {seeds} observed values, so the interval "
-            "covers less than its nominal 95% (Agarwal et al. 2021 suggest at least 5 seeds); read it as "
-            "the spread of these runs.")
+def interval_is_ci(fewest_runs: int) -> bool:
+    """Whether a bootstrap interval whose smallest stratum holds ``fewest_runs`` runs may be called a 95% CI."""
+    return fewest_runs >= FEW_RUNS
+
+
+def interval_name(fewest_runs: Iterable[int]) -> str:
+    """A column header's name for the intervals of cells with these fewest-runs-per-task counts."""
+    return "95% CI" if all(interval_is_ci(int(n)) for n in fewest_runs) else "interval"
+
+
+def interval_meaning(runs: int) -> str:
+    """What a bootstrap interval whose smallest task holds ``runs`` runs can and cannot say, for table notes."""
+    if runs < 2:
+        return "1 run in a task: no interval (a resample of one value is that value)."
+    if runs == 2:
+        return ("2 runs in a task: a resample can only repeat those two runs, so the interval is the range "
+                "they can produce ([min, max] of the two for one task's IQM; [0, 0] or [1, 1] for P(X > Y) when "
+                "the runs do not overlap); it is not a 95% interval.")
+    return (f"{runs} runs in a task: a resample can only repeat those {runs} runs, so the interval covers less "
+            f"than its nominal 95% (Agarwal et al. 2021 recommend at least {FEW_RUNS}); read it as the spread of "
+            "these runs.")
 
 
 def probability_of_improvement(x_by_task: Sequence[Sequence[float]], y_by_task: Sequence[Sequence[float]]) -> float:

@@ -173,15 +173,19 @@ def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, qui
     view = ProgressView(cell_id(run), run.budget, start=resume_steps, enabled=not quiet)
     sink = CellSink(run_dir, files, view, session.heartbeat, start_steps=resume_steps,
                     board=RunBoard(run_dir, adapter))
+    wandb_run = _start_wandb(run, run_dir, quiet)
     try:
         result = _train(run, run_dir, sink, resume_steps, quiet)
-        sink.close()
+        sink.close()  # its last scalars (the final benchmark value) still reach W&B
+        _finish_wandb(wandb_run, failed=result.status == "failed")
+        wandb_run = None
         session.finish(result, sink)
     except BaseException as exc:  # also a final record that could not be written (a full disk)
         try:
             sink.close()
         except OSError:  # the files cannot take their last lines (a full disk): the record still says why
             pass
+        _finish_wandb(wandb_run, failed=True)
         session.fail(exc)
         raise
     return session.record
@@ -240,21 +244,21 @@ def _set_aside_checkpoints_ahead_of_episodes(run_dir: Path) -> list[Path]:
 
 
 def _train(run: ResolvedRun, run_dir: Path, sink: CellSink, resume_steps: int, quiet: bool) -> "TrainResult":
-    """The engine on the resolved run, with W&B around it when the run asks for it."""
+    """The engine on the resolved run."""
     from llmexplore.agents.run_settings import RunSettings
     from llmexplore.agents.training import train
+
+    return train(RunSettings.of(run, run_dir), sink, resume_env_steps=resume_steps, quiet=True)
+
+
+def _start_wandb(run: ResolvedRun, run_dir: Path, quiet: bool) -> Any:
+    """The run's W&B run when it asks for one (None otherwise): started before training, so every scalar
+    written from then on is logged, and finished after the sink's last scalars (``_finish_wandb``)."""
     from llmexplore.agents.wandb_run import start_wandb, uses_wandb
 
-    wandb_run = None
-    if uses_wandb(run.train):  # before sample-factory's TensorBoard writers, so W&B syncs them
-        wandb_run = start_wandb(run_dir, run.task, run.label, run.seed, run.spec_dict(), quiet=quiet)
-    try:
-        result = train(RunSettings.of(run, run_dir), sink, resume_env_steps=resume_steps, quiet=True)
-    except BaseException:
-        _finish_wandb(wandb_run, failed=True)
-        raise
-    _finish_wandb(wandb_run, failed=result.status == "failed")
-    return result
+    if not uses_wandb(run.train):
+        return None
+    return start_wandb(run_dir, run.task, run.label, run.seed, run.spec_dict(), quiet=quiet)
 
 
 @dataclass

@@ -4,8 +4,8 @@ sample-factory's learner writes its summaries to ``<run>/sf/.summary/0``; this w
 event files to the same folder (so one TensorBoard log directory shows both) with:
 the intrinsic reward per env step and per episode, the episode return, the benchmark metric
 (Crafter score, NetHack progression, Housekeep success) over the latest episodes, and the
-method's own metrics. The writer opens on the first event, after sample-factory has set up
-W&B, so W&B's TensorBoard sync picks these scalars up too.
+method's own metrics. The writer opens on the first event; with W&B on, each scalar is also logged
+through wandb (``agents/wandb_run.py``).
 """
 
 from __future__ import annotations

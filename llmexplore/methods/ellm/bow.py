@@ -123,6 +123,7 @@ class MessageGoalReward(gym.Wrapper):
 @register_method
 class ELLMBoW(IntrinsicReward):
     name = "ellm-bow"
+    display_name = "ELLM (BoW)"
     description = "ELLM-BoW (ONI's baseline): bag-of-word-vector similarity of the message to a goal text"
     required_keys = (MESSAGE_KEY,)
     default_int_coef = 0.4  # ONI's c_int for its LM-feedback rewards

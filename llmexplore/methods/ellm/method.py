@@ -76,6 +76,7 @@ class ELLMOptions(MethodOptions):
 @register_method
 class ELLM(IntrinsicReward):
     name = "ellm"
+    display_name = "ELLM"
     description = "ELLM: reward achieving goals an LM suggests (Crafter: goal text; Housekeep: placements)"
     policy_keys = (GOAL_KEY,)
     default_int_coef = 1.0  # ELLM's reward replaces the task reward at full scale

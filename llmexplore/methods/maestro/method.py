@@ -110,6 +110,7 @@ def limits_of(options: MaestroOptions) -> Limits:
 @register_method
 class MaestroMotif(IntrinsicReward):
     name = "maestro"
+    display_name = "MaestroMotif"
     description = ("MaestroMotif: skills with LM-written initiation/termination code, one Motif reward model "
                    "each")
     required_keys = ("message", "blstats")

@@ -22,7 +22,7 @@ import numpy as np
 from llmexplore.errors import ConfigError
 from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.config import LMConfig, SamplingParams
-from llmexplore.lm.questions import LABEL_UNKNOWN, MotifPreference, ask
+from llmexplore.lm.questions import LABEL_UNKNOWN, MotifPreference, UnknownAnswerWatch, ask
 from llmexplore.methods.motif.dataset import PairDataset, open_pair_dataset, preference_name
 from llmexplore.paths import check_name
 
@@ -88,6 +88,7 @@ def annotate_pairs(dataset: str | Path | PairDataset, lm: LanguageModel, *, goal
                               (stop - start) - len(todo))
     before = _cache_counters(lm)
     show = _make_progress(progress, len(todo))
+    watch = UnknownAnswerWatch(question)
     t0 = time.perf_counter()
     messages = ds.messages
     try:
@@ -95,6 +96,7 @@ def annotate_pairs(dataset: str | Path | PairDataset, lm: LanguageModel, *, goal
             idx = todo[b:b + batch_size]
             pairs = _decode_pairs(np.asarray(messages[idx]))  # one read per batch, not two per pair
             result = ask(lm, question, pairs, params)
+            watch.add(lm, len(idx), result)
             labels[idx] = np.asarray(result.labels, dtype=np.uint8)
             labels.flush()
             report.asked_pairs += len(idx) - result.shortcuts

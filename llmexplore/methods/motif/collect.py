@@ -1,4 +1,4 @@
-"""Collect a pair dataset by rolling out a policy in a NetHack task.
+"""Collect a pair dataset by rolling out a policy in a NetHack task (NLE or MiniHack).
 
 Motif's dataset is pairs of *single* observations drawn from many trajectories. We step
 ``num_envs`` environments in lock-step in one process (the policy sees a batch, which a
@@ -98,8 +98,9 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
                   progress: Callable[[int, int], None] | None = None) -> tuple[PairDataset, CollectStats]:
     """Roll out ``policy`` (default: uniform random) until 2 x ``pairs`` observations are kept."""
     spec = get_task(task)
-    if spec.family != "nethack":
-        raise ConfigError(f"motif collect needs a NetHack task, not '{task}'", hint="e.g. --task nethack:score")
+    if not set(DATA_KEYS[:2]) <= set(make_adapter(spec).obs_keys):
+        raise ConfigError(f"motif collect needs a NetHack task (NetHack's message and bottom-line stats: a nethack "
+                          f"or minihack task), not '{task}'", hint="e.g. --task nethack:score")
     if pairs < 1:
         raise ConfigError(f"--pairs must be at least 1 (got {pairs})")
     if num_envs < 1:

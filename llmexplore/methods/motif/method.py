@@ -56,6 +56,7 @@ class MotifOptions(MethodOptions):
 @register_method
 class Motif(IntrinsicReward):
     name = "motif"
+    display_name = "Motif"
     description = "Motif: reward model distilled from LM preferences over messages, / episodic count^beta"
     required_keys = ("message",)
     default_int_coef = 0.1

@@ -17,6 +17,7 @@ before its label came back, and parsed labels by searching the reply for fixed w
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
@@ -66,6 +67,10 @@ class LazyLM(LanguageModel):
                 self._lm = None
 
 
+#: while a run waits for its last labels, a line this often says how many are outstanding
+PROGRESS_EVERY_S = 5.0
+
+
 class OnlineLabeler:
     """Submit items, poll labels, report counters, save and restore the whole table."""
 
@@ -104,6 +109,12 @@ class OnlineLabeler:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.service.load_state_dict(dict(state))
 
+    def _report_wait(self, left_s: float) -> None:
+        stats = self.service.stats()
+        print(f"llmexplore: waiting for {stats['queue_length']} outstanding LM labels before the final checkpoint "
+              f"({stats['labels_total']} labelled so far; at most {max(left_s, 0.0):.0f} s more, set by the "
+              "method option close_wait_s)", file=sys.stderr, flush=True)
+
     def close(self) -> None:
         """Label what is pending (at most ``close_wait_s``, not while the server is failing), then stop."""
         if self._closed:
@@ -111,8 +122,12 @@ class OnlineLabeler:
         self._closed = True
         if self._started:
             deadline = time.monotonic() + self.close_wait_s
+            next_report = time.monotonic()  # say at once what the run waits for, then every PROGRESS_EVERY_S
             while time.monotonic() < deadline and self.service.stats()["last_error"] is None:
                 if self.service.wait_idle(timeout=min(0.5, max(deadline - time.monotonic(), 0.0))):
                     break
+                if time.monotonic() >= next_report:
+                    self._report_wait(deadline - time.monotonic())
+                    next_report = time.monotonic() + PROGRESS_EVERY_S
             self.service.close()
         self.lm.close()

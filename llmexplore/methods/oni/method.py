@@ -280,6 +280,7 @@ class _LabelTable:
 @register_method
 class OniRetrieval(_Oni):
     name = "oni-retrieval"
+    display_name = "ONI (retrieval)"
     description = "ONI-Retrieval: the LM labels each new message online (helpful 1 / not 0); reward = label / count^beta"
 
     def __init__(self, options: OniOptions, context: MethodContext, obs_space: gym.spaces.Dict):
@@ -380,6 +381,7 @@ class _OnlineModel:
 @register_method
 class OniClassificationMethod(_OnlineModel, OniRetrieval):
     name = "oni-classification"
+    display_name = "ONI (classification)"
     description = ("ONI-Classification: a caption classifier trained online on the LM's helpful/not labels; "
                    "reward = 1[p > 0.5] / count^beta")
     Options = ClassificationOptions
@@ -423,6 +425,7 @@ class OniClassificationMethod(_OnlineModel, OniRetrieval):
 @register_method
 class OniRanking(_OnlineModel, _Oni):
     name = "oni-ranking"
+    display_name = "ONI (ranking)"
     description = ("ONI-Ranking: LM preferences over random pairs of experienced messages train a Motif-style "
                    "reward model online; normalised, thresholded reward / count^beta")
     Options = RankingOptions

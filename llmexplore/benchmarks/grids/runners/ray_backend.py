@@ -57,6 +57,28 @@ def _reason(ray: Any, exc: BaseException) -> str:
     return f"Ray reported {type(exc).__name__}: {first[:300]}"
 
 
+def task_options(cell: Cell, env: dict[str, str]) -> dict[str, Any]:
+    """The ``.options(...)`` of a cell's Ray task: its resources, no Ray retries (the runner retries), the
+    environment the cell needs (``cell_env``) and a name to find it by in Ray's dashboard."""
+    res = cell.resources
+    return dict(num_cpus=res.cpus, num_gpus=res.gpus, memory=int(res.memory_gb * _GIB), max_retries=0,
+                retry_exceptions=False, runtime_env={"env_vars": env}, name=f"llmexplore {cell.id}")
+
+
+def cell_env(options: RayOptions) -> dict[str, str]:
+    """Environment variables every cell's task gets: the forwarded ones and this checkout on PYTHONPATH."""
+    return {**forwarded_env(options.forward_env), "PYTHONPATH": _pythonpath()}
+
+
+def init_arguments(options: RayOptions) -> dict[str, Any]:
+    """``ray.init``'s arguments: connect to ``address``, or start a local instance for the grid."""
+    common: dict[str, Any] = dict(namespace="llmexplore", log_to_driver=False, logging_level="WARNING")
+    if options.address:
+        return dict(address=options.address, **common)
+    return dict(num_cpus=options.num_cpus, num_gpus=options.num_gpus,
+                object_store_memory=options.object_store_mb * 2**20, include_dashboard=False, **common)
+
+
 class RayJob(CellJob):
     def __init__(self, ray: Any, ref: Any, cell: Cell, task_grace: float):
         self._ray = ray
@@ -124,20 +146,14 @@ class RayBackend(GridBackend):
         if self.jobs is None:
             self._capacity = _cells_that_fit(ray.cluster_resources(), [c.resources for c in grid.cells])
         self._task = ray.remote(run_cells)
-        self._env = {**forwarded_env(self.options.forward_env), "PYTHONPATH": _pythonpath()}
+        self._env = cell_env(self.options)
 
     def _connect(self, ray: Any) -> None:
         self._ray = ray
         if ray.is_initialized():  # a caller (a notebook, a benchmark) already holds a connection
             return
-        common = dict(namespace="llmexplore", log_to_driver=False, logging_level="WARNING")
         try:
-            if self.options.address:
-                ray.init(address=self.options.address, **common)
-            else:
-                ray.init(num_cpus=self.options.num_cpus, num_gpus=self.options.num_gpus,
-                         object_store_memory=self.options.object_store_mb * 2**20, include_dashboard=False,
-                         **common)
+            ray.init(**init_arguments(self.options))
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = f"the Ray cluster at {self.options.address}" if self.options.address else "a local Ray instance"
             raise ConfigError(f"cannot connect to {where}: {str(exc).strip().splitlines()[0][:300]}",
@@ -150,9 +166,7 @@ class RayBackend(GridBackend):
         res = cell.resources
         launch = CellLaunch(cell_id=cell.id, run_dir=str(cell.run_dir), args=tuple(cell_command(cell)[1:]),
                             attempt=attempt, cpus=res.cpus, gpus=res.gpus, backend="ray")
-        ref = self._task.options(num_cpus=res.cpus, num_gpus=res.gpus, memory=int(res.memory_gb * _GIB),
-                                 max_retries=0, retry_exceptions=False, runtime_env={"env_vars": self._env},
-                                 name=f"llmexplore {cell.id}").remote([launch], self.options.stop_grace_s)
+        ref = self._task.options(**task_options(cell, self._env)).remote([launch], self.options.stop_grace_s)
         return RayJob(self._ray, ref, cell, self.options.stop_grace_s)
 
     def close(self) -> None:

@@ -13,20 +13,32 @@ early in a packed job is seen at once. Time limits and preemption:
   (they checkpoint); with ``requeue`` SLURM puts the job back in the queue, else the job
   ends, the cell counts as failed, and the runner's retry resumes it.
 
+On a real cluster, job states come from squeue (``slurm_queue``), not from submitit's sacct
+calls, which fail on clusters without accounting; each change of a job's state is reported
+once. Every submission is noted in ``<folder>/jobs.json``, so that a rerun of a grid whose
+driver was killed takes over the jobs still queued or running instead of submitting its
+cells a second time.
+
 ``executor: local`` runs the very same jobs through submitit's local executor (processes on
 this machine), which is how the tests exercise submission, cancellation and requeueing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import os
+import shlex
 import shutil
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
+from llmexplore.atomic import atomic_write_json
 from llmexplore.benchmarks.grids.backend_options import SlurmOptions, parse_options
 from llmexplore.benchmarks.grids.grid_file import Cell, Grid, Resources, safe_name
 from llmexplore.benchmarks.grids.runners.base import CellJob, GridBackend, cell_command
@@ -34,11 +46,14 @@ from llmexplore.benchmarks.grids.runners.launch import CellLaunch, read_exit_fil
 from llmexplore.benchmarks.grids.runners.lm_endpoint import refuse_loopback
 from llmexplore.benchmarks.grids.runners.local import check_local_gpus
 from llmexplore.benchmarks.grids.runners.slurm_job import CellBatch
+from llmexplore.benchmarks.grids.runners.slurm_queue import JobState, SlurmQueue, node_limits, quiet_submitit
 from llmexplore.errors import ConfigError, require
 
 submitit = require("submitit", "distributed", "the SLURM grid backend")
 #: how long a job may stay PREEMPTED (waiting to be requeued) before its cells count as failed
 PREEMPTED_GRACE_S = 600.0
+#: in the job folder: cell id -> the job that last ran it (read by a rerun, to take over live jobs)
+LEDGER_FILE = "jobs.json"
 
 
 # -- what a job asks for ------------------------------------------------------------------------
@@ -85,8 +100,63 @@ def sbatch_script(params: dict[str, Any], folder: str | Path, python: str = "pyt
     """The batch script submitit writes for these parameters (for review and tests)."""
     from submitit.slurm.slurm import _make_sbatch_string  # the renderer SlurmExecutor itself uses
 
-    command = f"{python} -u -m submitit.core._submit {folder}"
+    command = f"{python} -u -m submitit.core._submit {shlex.quote(str(folder))}"
     return _make_sbatch_string(command=command, folder=folder, **params)
+
+
+def job_folder(grid: Grid, options: SlurmOptions) -> Path:
+    """Where job scripts and logs go (submitit makes the path absolute, so do we)."""
+    base = Path(options.folder).expanduser().resolve() if options.folder else grid.out_dir / "slurm"
+    return base.absolute()
+
+
+def node_python(options: SlurmOptions) -> str:
+    """The interpreter command the job script runs (submitit's default: this one)."""
+    return options.python or shlex.quote(sys.executable)
+
+
+def planned_jobs(grid: Grid, options: SlurmOptions) -> list[tuple[list[str], str]]:
+    """The jobs a fresh run of the grid submits: (cell ids, sbatch script) per job, in order. Cells
+    with equal resources are packed ``pack`` at a time (a job array's script adds --array)."""
+    groups: dict[tuple, list[Cell]] = {}
+    for cell in grid.cells:
+        groups.setdefault(_resource_key(cell.resources), []).append(cell)
+    folder = job_folder(grid, options) / "%j"
+    jobs = []
+    for cells in groups.values():
+        for i in range(0, len(cells), options.pack):
+            pack = cells[i:i + options.pack]
+            params = job_parameters(pack[0].resources, len(pack), options, f"llmexplore-{safe_name(grid.name)}")
+            jobs.append(([c.id for c in pack], sbatch_script(params, folder, node_python(options))))
+    return jobs
+
+
+def check_node_limits(grid: Grid, options: SlurmOptions) -> None:
+    """Refuse, before anything is submitted, a job that no node of the partition can hold (SLURM
+    would keep it pending for ever, or refuse it one cell at a time)."""
+    where = f"partition {options.partition}" if options.partition else "the cluster"
+    try:
+        nodes = node_limits(options.partition)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        raise ConfigError(f"sinfo could not list the nodes of {where}: {exc}",
+                          hint="is the SLURM controller up? `scontrol ping` says") from None
+    if not nodes:
+        raise ConfigError(f"{where} has no nodes (sinfo lists none)", hint="name a partition with -b partition=...")
+    groups: dict[tuple, list[Cell]] = {}
+    for cell in grid.cells:
+        groups.setdefault(_resource_key(cell.resources), []).append(cell)
+    for cells in groups.values():
+        size = min(options.pack, len(cells))
+        r = cells[0].resources
+        cpus, memory_mb = r.cpus * size, math.ceil(r.memory_gb * size * 1024)
+        if any(n.cpus >= cpus and n.memory_mb >= memory_mb for n in nodes):
+            continue
+        largest = sorted(nodes, key=lambda n: (n.cpus, n.memory_mb), reverse=True)[:3]
+        packed = f" ({size} cells packed)" if size > 1 else ""
+        raise ConfigError(
+            f"cell {cells[0].id} needs a job of {cpus} CPUs and {memory_mb / 1024:.1f} GB{packed}, more than any "
+            f"node of {where} has: {', '.join(map(str, largest))}{' ...' if len(nodes) > 3 else ''}",
+            hint="lower suite.resources (cpus, memory_gb) or pack, or choose larger nodes with -b partition=...")
 
 
 # -- the backend --------------------------------------------------------------------------------
@@ -99,6 +169,7 @@ class SlurmCellJob(CellJob):
         self.submit_error: str | None = None
         self.code: int | None = None
         self._preempted_since: float | None = None
+        self._reported: str | None = None
 
     def poll(self) -> int | None:
         if self.code is None:
@@ -122,23 +193,36 @@ class SlurmCellJob(CellJob):
         return 1 if code is None else code
 
     def _job_done(self) -> bool:
+        queue = self.backend.queue
+        if queue is not None:
+            state = queue.state(self.job.job_id)
+            self._report(state)
+            return state.ended or self._preempted_for_good(state.state)
         try:
             if self.job.done():
                 return True
         except Exception:  # noqa: BLE001 - a flaky sacct; ask again next round
             return False
-        return self._preempted_for_good()
+        return self._preempted_for_good(self._state())
 
-    def _preempted_for_good(self) -> bool:
+    def _report(self, state: JobState) -> None:
+        """One line per change of the job's state (not one per poll)."""
+        if str(state) != self._reported:
+            self._reported = str(state)
+            self.backend.report(f"{self.cell.id}: SLURM job {self.job.job_id} {state}")
+
+    def _preempted_for_good(self, state: str) -> bool:
         """submitit counts PREEMPTED as unfinished (the job may come back); one that stays preempted
         (requeue off, or a cluster that cancels preempted jobs) has ended for the runner."""
-        if self._state().upper() != "PREEMPTED":
+        if state.upper() != "PREEMPTED":
             self._preempted_since = None
             return False
         self._preempted_since = self._preempted_since or time.time()
         return time.time() - self._preempted_since > PREEMPTED_GRACE_S
 
     def _state(self) -> str:
+        if self.backend.queue is not None:
+            return str(self.backend.queue.state(self.job.job_id))
         try:
             return str(self.job.state)
         except Exception:  # noqa: BLE001
@@ -166,9 +250,12 @@ class SlurmCellJob(CellJob):
 class SlurmBackend(GridBackend):
     name: ClassVar[str] = "slurm"
 
-    def __init__(self, jobs: int | None = None, **options: Any):
+    def __init__(self, jobs: int | None = None, report: Callable[[str], None] | None = None, **options: Any):
         self.options: SlurmOptions = parse_options("slurm", options)  # type: ignore[assignment]
         self.jobs = jobs
+        self.report = report or _to_stderr
+        #: job states on a real cluster (squeue); None with the local executor, where submitit knows them
+        self.queue: SlurmQueue | None = SlurmQueue() if self.options.executor == "slurm" else None
         self._capacity = max(1, jobs or 1)
         self._folder: Path | None = None
         self._grid_name = "grid"
@@ -184,7 +271,7 @@ class SlurmBackend(GridBackend):
         return self._capacity
 
     def check(self, grid: Grid) -> None:
-        self._folder = Path(self.options.folder).expanduser().resolve() if self.options.folder else grid.out_dir / "slurm"
+        self._folder = job_folder(grid, self.options)
         self._grid_name = safe_name(grid.name)
         if self.options.executor == "slurm":
             if shutil.which("sbatch") is None or shutil.which("srun") is None:
@@ -192,6 +279,8 @@ class SlurmBackend(GridBackend):
                                   hint="run the grid from a login node of the cluster, or try it here with "
                                        "-b executor=local (the same jobs as local processes)")
             refuse_loopback(grid.cells, "SLURM compute nodes")
+            check_node_limits(grid, self.options)
+            quiet_submitit()
             self._capacity = self.jobs or len(grid.cells)  # SLURM queues what does not fit yet
         else:
             check_local_gpus(grid.cells, "slurm (executor: local)")
@@ -207,6 +296,8 @@ class SlurmBackend(GridBackend):
                             attempt=attempt, cpus=cell.resources.cpus, gpus=cell.resources.gpus,
                             exit_file=str(exit_file), backend=f"slurm/{self.options.executor}")
         job = SlurmCellJob(self, cell, launch)
+        if self._adopt(job):
+            return job
         self._unsubmitted.append(job)
         if sum(_key(j) == _key(job) for j in self._unsubmitted) >= self.options.pack:
             self.flush()
@@ -246,6 +337,45 @@ class SlurmBackend(GridBackend):
             for job in pack:
                 job.job = sub
                 self._submitted.append(job)
+            if self.queue is not None:
+                self.queue.watch(sub.job_id)
+        self._note_jobs([job for pack in packs for job in pack])
+
+    # -- jobs that outlive the grid's driver ---------------------------------------------------------
+    def _ledger(self) -> dict[str, Any]:
+        try:
+            found = json.loads((self._folder / LEDGER_FILE).read_text())
+        except (OSError, ValueError, TypeError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def _note_jobs(self, jobs: list[SlurmCellJob]) -> None:
+        if self.queue is None or not jobs:
+            return
+        ledger = self._ledger()
+        for job in jobs:
+            ledger[job.cell.id] = {"job_id": str(job.job.job_id), "exit_file": job.launch.exit_file,
+                                   "attempt": job.launch.attempt, "submitted": time.time()}
+        atomic_write_json(self._folder / LEDGER_FILE, ledger)
+
+    def _adopt(self, job: SlurmCellJob) -> bool:
+        """Take over the cell's job from an earlier run of this grid when SLURM still has it queued
+        or running (the driver was killed): submitting again would run the cell twice at once."""
+        if self.queue is None:
+            return False
+        entry = self._ledger().get(job.cell.id)
+        if not isinstance(entry, dict) or not entry.get("job_id") or not entry.get("exit_file"):
+            return False
+        job_id = str(entry["job_id"])
+        state = self.queue.state(job_id)
+        if state.ended or state.state == "PREEMPTED":
+            return False
+        job.launch = dataclasses.replace(job.launch, exit_file=str(entry["exit_file"]))
+        job.job = submitit.SlurmJob(folder=self._folder / "%j", job_id=job_id)
+        self._submitted.append(job)
+        self.report(f"{job.cell.id}: SLURM job {job_id} of an earlier run is {state}; following it, not submitting again")
+        job._reported = str(state)
+        return True
 
     def _executor(self) -> Any:
         """A fresh executor per submission: submitit's executors keep parameters between updates."""
@@ -264,16 +394,23 @@ class SlurmBackend(GridBackend):
         """Leave no job behind: cancel any job with a cell the runner did not see end (after an error
         of its own). A job whose cells all ended is left to finish writing its result."""
         self._unsubmitted = []
-        open_jobs = {id(j.job): j.job for j in self._submitted if j.code is None and j.job is not None}
+        open_jobs = {id(j.job): j for j in self._submitted if j.code is None and j.job is not None}
         for job in open_jobs.values():
             try:
-                if not job.done():
-                    job.cancel(check=False)
+                if not job._job_done():
+                    job.job.cancel(check=False)
             except Exception:  # noqa: BLE001 - best effort on the way out
                 pass
         self._submitted = []
 
 
 def _key(job: SlurmCellJob) -> tuple:
-    r = job.cell.resources
+    return _resource_key(job.cell.resources)
+
+
+def _resource_key(r: Resources) -> tuple:
     return (r.cpus, r.gpus, r.memory_gb, r.time_minutes)
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
