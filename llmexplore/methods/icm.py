@@ -86,9 +86,9 @@ class ICM(IntrinsicReward):
         if self._pending is not None and self._pending[0] is batch:
             return self._pending[1]
         n, t = batch.shape
-        with torch.enable_grad():
+        with torch.enable_grad():  # the learner calls ``reward`` under no_grad: the slices need the graph too
             phi = self.model.embed(flat_steps(batch.obs)).reshape(n, t + 1, -1)
-        pair = (phi[:, :-1].reshape(n * t, -1), phi[:, 1:].reshape(n * t, -1))
+            pair = (phi[:, :-1].reshape(n * t, -1), phi[:, 1:].reshape(n * t, -1))
         self._pending = (batch, pair)
         return pair
 

@@ -194,6 +194,21 @@ def test_icm_state_round_trip_gives_identical_rewards():
     assert torch.equal(a.reward(batch), b.reward(batch))
 
 
+@pytest.mark.parametrize("name", ["e3b", "icm"])
+def test_the_embedding_trains_when_the_reward_came_first_under_no_grad(name):
+    """As the learner calls them: reward under no_grad, then update; the update reuses the reward's pass."""
+    method = _method(name)
+    batch = _crafter_batch(n=4, t=6, uids=[0, 1, 2, 3])
+    before = [p.detach().clone() for p in method.model.embed.parameters()]
+    with torch.no_grad():
+        first = method.reward(batch)
+    method.update(batch)
+    assert all(p.grad is not None for p in method.model.embed.parameters())
+    assert all(not torch.equal(a, b) for a, b in zip(before, method.model.embed.parameters()))
+    if name == "icm":  # the reward was computed before the step: recomputing it now gives other values
+        assert not torch.equal(first, method.reward(batch))
+
+
 # -- APT on ICM features, language novelty, checks -------------------------------------------------------
 
 def test_apt_on_icm_features_rewards_and_trains():
