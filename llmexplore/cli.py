@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 from llmexplore.errors import ConfigError, UserError
 from llmexplore.yaml_input import load_yaml, parse_yaml
-from llmexplore.numbers import MAX_SEED, coefficient_type, seed_type
+from llmexplore.number_input import MAX_SEED, coefficient_type, seed_type
 
 Handler = Callable[[argparse.Namespace], int]
 _COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []

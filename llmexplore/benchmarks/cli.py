@@ -12,7 +12,7 @@ from typing import Any
 
 from llmexplore.cli import Handler, command, parse_option_pairs
 from llmexplore.errors import ConfigError
-from llmexplore.numbers import number_type
+from llmexplore.number_input import number_type
 
 
 def backend_options(name: str, grid, cli_options: dict[str, Any]) -> dict[str, Any]:

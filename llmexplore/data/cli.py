@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from llmexplore.cli import Handler, _table, command
-from llmexplore.numbers import positive_seconds_type
+from llmexplore.number_input import positive_seconds_type
 
 
 @command("data", "list the fetchable datasets, or fetch one into the data folder")

@@ -10,7 +10,7 @@ from typing import Any
 
 from llmexplore.cli import Handler, command, parse_option_pairs
 from llmexplore.errors import ConfigError, UserError
-from llmexplore.numbers import fraction_type, number_type, port_type, seconds_type, seed_type
+from llmexplore.number_input import fraction_type, number_type, port_type, seconds_type, seed_type
 
 
 def _lm_options(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "llmexplore"
-FOUNDATIONS = {"errors", "atomic", "settings", "data", "__init__"}
+FOUNDATIONS = {"errors", "atomic", "settings", "data", "number_input", "yaml_input", "paths", "__init__"}
 #: what each layer may import besides itself and the foundations
 ALLOWED: dict[str, set[str]] = {
     "foundations": set(),
@@ -88,3 +88,14 @@ def test_the_check_sees_upward_imports_inside_functions_and_relative_ones(tmp_pa
         "llmexplore/envs/crafter/probe.py:1 (envs) imports llmexplore.methods (methods)",
         "llmexplore/envs/probe.py:2 (envs) imports llmexplore.benchmarks (benchmarks)",
     ]
+
+
+def test_no_module_of_the_package_shadows_the_standard_library():
+    """A folder of ours on sys.path (a worker's PYTHONPATH, a script run from inside the package) must not
+    hide a standard module: a top-level `numbers.py` once broke every Ray worker's `import decimal`."""
+    import sys
+
+    package = Path(__file__).resolve().parents[2] / "llmexplore"
+    clashes = sorted(p.name for p in [*package.glob("*.py"), *package.glob("*/__init__.py")]
+                     if (p.parent.name if p.name == "__init__.py" else p.stem) in sys.stdlib_module_names)
+    assert clashes == []

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from llmexplore.cli import Handler, command
 from llmexplore.errors import ConfigError
-from llmexplore.numbers import number_type
+from llmexplore.number_input import number_type
 
 DEFAULT_EPISODES = 10
 _RANGE = re.compile(r"(\d+)-(\d+)")

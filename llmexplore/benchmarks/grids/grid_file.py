@@ -40,7 +40,7 @@ from llmexplore.benchmarks.run.budget import GRID_STEPS, steps_of
 from llmexplore.benchmarks.run.spec import ParentSpec, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
-from llmexplore.numbers import MAX_STEPS
+from llmexplore.number_input import MAX_STEPS
 from llmexplore.paths import inside
 
 TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary", "tied", "lm", "output",

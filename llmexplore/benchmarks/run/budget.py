@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.registry import find_family
 from llmexplore.errors import ConfigError
-from llmexplore.numbers import MAX_STEPS
+from llmexplore.number_input import MAX_STEPS
 
 PUBLISHED = "published"
 DAY_SECONDS = 86_400

@@ -18,7 +18,7 @@ from llmexplore.errors import ConfigError, UserError
 from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import CheckContext, get_method, parse_options
-from llmexplore.numbers import MAX_SEED, MAX_STEPS
+from llmexplore.number_input import MAX_SEED, MAX_STEPS
 
 
 class RunSpec(BaseModel):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from llmexplore.atomic import require_output_dir
 from llmexplore.cli import Handler, command
-from llmexplore.numbers import number_type, seed_type
+from llmexplore.number_input import number_type, seed_type
 
 
 def _skills_arg(text: str) -> tuple[str, ...]:

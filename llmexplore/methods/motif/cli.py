@@ -8,7 +8,7 @@ import time
 
 from llmexplore.atomic import require_output_dir
 from llmexplore.cli import Handler, command
-from llmexplore.numbers import number_type, seed_type
+from llmexplore.number_input import number_type, seed_type
 
 
 def _collect(p: argparse.ArgumentParser) -> Handler:

@@ -32,7 +32,7 @@ _GIB = 2**30
 
 def _pythonpath() -> str:
     """This checkout first, then the caller's PYTHONPATH: workers import ``runners.launch`` by name."""
-    here = str(Path(__file__).resolve().parents[3])
+    here = str(Path(__file__).resolve().parents[4])  # the checkout: runners, grids, benchmarks, llmexplore, root
     rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != here]
     return os.pathsep.join([here, *rest])
 
