@@ -143,4 +143,4 @@ def test_leaderboard_files_and_html_links(tmp_path):
     assert len(json.loads((board / "scores.json").read_text())["runs"]) == 8
     assert "P(X > Y)" in md and "P(X &gt; Y)" in html
     tex = (board / "leaderboard.tex").read_text()
-    assert "\\label{tab:nethack-score}" in tex and "\\label{tab:improvement-all}" in tex
+    assert "\\label{tab:nethack-score}" in tex and "\\label{tab:pi-all}" in tex
