@@ -17,8 +17,8 @@ from nle.env.base import NLE
 
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter
 from llmexplore.envs.minihack import compat
-from llmexplore.envs.nethack.adapter import EXTRA_KEYS, _observation_space, crop_around, nethack_action_name
-from llmexplore.envs.nethack.text import decode_message, status_line
+from llmexplore.envs.nethack.adapter import (EXTRA_KEYS, NetHackLanguage, _observation_space, crop_around,
+                                             nethack_action_name)
 from llmexplore.errors import ConfigError, MissingExtraError
 
 BASE_KEYS = ("message", "blstats", "chars")
@@ -113,7 +113,7 @@ def make_minihack(env_id: str, **kwargs: Any) -> Any:
     return creator(**{**spec.kwargs, **kwargs})
 
 
-class MiniHackAdapter(EnvAdapter):
+class MiniHackAdapter(NetHackLanguage, EnvAdapter):
     family = "minihack"
     metric = "success"
 
@@ -124,15 +124,6 @@ class MiniHackAdapter(EnvAdapter):
         if seed is not None:
             env.seed_episodes(seed)
         return env
-
-    def observation_space(self) -> gym.spaces.Dict:
-        return _observation_space()
-
-    def caption(self, obs: Mapping[str, np.ndarray]) -> str:
-        return decode_message(obs["message"])
-
-    def caption_with_status(self, obs: Mapping[str, np.ndarray]) -> str:
-        return f"{decode_message(obs['message'])} [{status_line(obs['blstats'])}]"
 
     def validate_data(self) -> None:
         """MultiRoom tasks need minigrid, which builds their rooms: say so before any work."""

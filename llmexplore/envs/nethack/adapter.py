@@ -213,16 +213,9 @@ def nethack_action_name(action: int) -> str:
         return str(int(action))
 
 
-class NetHackAdapter(EnvAdapter):
-    family = "nethack"
-    metric = "progression"
-
-    def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> NetHackEnv:
-        opts = self.task.options
-        env = NetHackEnv(opts["task"], actions=opts.get("actions", "task"), extra_keys=extra_keys)
-        if seed is not None:
-            env.seed_episodes(seed)
-        return env
+class NetHackLanguage:
+    """What an adapter of NetHack-language observations (NetHack, MiniHack) offers beside its env: the
+    observation keys and the captions an LM sees, the message and the bottom line."""
 
     def observation_space(self) -> gym.spaces.Dict:
         return _observation_space()
@@ -232,6 +225,18 @@ class NetHackAdapter(EnvAdapter):
 
     def caption_with_status(self, obs: Mapping[str, np.ndarray]) -> str:
         return f"{decode_message(obs['message'])} [{status_line(obs['blstats'])}]"
+
+
+class NetHackAdapter(NetHackLanguage, EnvAdapter):
+    family = "nethack"
+    metric = "progression"
+
+    def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> NetHackEnv:
+        opts = self.task.options
+        env = NetHackEnv(opts["task"], actions=opts.get("actions", "task"), extra_keys=extra_keys)
+        if seed is not None:
+            env.seed_episodes(seed)
+        return env
 
     def validate_data(self) -> None:
         load_table()
