@@ -60,10 +60,11 @@ def test_sigterm_with_requests_waiting_answers_503_and_exits_at_once():
         threads, results = _in_flight(server, 5)
         started = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
-        server.proc.wait(timeout=10)
+        server.proc.wait(timeout=20)
         for thread in threads:
-            thread.join(10)
-        assert time.monotonic() - started < 5
+            thread.join(20)
+        # well before the 30 s the requests would have waited (a loaded CI machine takes seconds to stop)
+        assert time.monotonic() - started < 15
         assert server.proc.returncode == 0
         assert results == [503] * 5
         stderr = server.proc.stderr.read()
