@@ -28,12 +28,3 @@ def test_two_serial_runs_with_one_seed_give_identical_intrinsic_rewards(method, 
     assert f'"{method}_' in metrics[0] or '"rnd_loss"' in metrics[0]
     assert metrics[0] == metrics[1]
 
-
-def test_e3b_trains_on_nethack(tmp_path):
-    out = tmp_path / "nethack"
-    result = run_cli("run", "--method", "e3b", "--task", "nethack:score", "--seed", "0", "--steps", "4096",
-                     "--out", str(out), "--quiet")
-    assert result.returncode == 0, result.stderr[-3000:]
-    record = read_record(out)
-    assert record.status == "complete" and record.spec["int_coef"] == 1.0
-    assert "e3b_inverse_loss" in (out / "metrics.jsonl").read_text()
