@@ -10,6 +10,15 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=${LLMEXPLORE_VENV:-.venv}
 
+# sample-factory 2.1.1 needs numpy < 2, which has no wheels for Python 3.13 and newer (and older than
+# 3.10 is not supported): refuse at once, before minutes of failing builds.
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if (3, 10) <= sys.version_info[:2] <= (3, 12) else 1)' 2>/dev/null; then
+    found=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo "none at '$PYTHON'")
+    echo "setup: llmexplore needs Python 3.10-3.12 (found $found): sample-factory 2.1.1 requires numpy < 2," \
+         "which has no wheels for Python 3.13. Run with PYTHON=python3.12 (or 3.11, 3.10) scripts/setup.sh" >&2
+    exit 2
+fi
+
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi

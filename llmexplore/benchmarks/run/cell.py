@@ -370,8 +370,11 @@ def _trim_logs(run_dir: Path, files: RunFiles, resume_steps: int) -> None:
             rewrite_jsonl(path, [r for r in read_jsonl(path) if r.get("env_steps", 0) <= resume_steps])
 
 
-def environment_info(adapter=None) -> dict[str, Any]:
-    """Versions, git commit and host; plus what ``adapter`` says about how its environment runs."""
+def environment_info(adapter=None, train=None) -> dict[str, Any]:
+    """Versions, git commit, host and hardware (with ``train``: the devices and workers the run used);
+    plus what ``adapter`` says about how its environment runs."""
+    from llmexplore.benchmarks.run.hardware import hardware_info
+
     import sample_factory
     import torch
 
@@ -395,6 +398,8 @@ def environment_info(adapter=None) -> dict[str, Any]:
             info["git_dirty"] = bool(dirty.stdout.strip())
     except (OSError, subprocess.SubprocessError):
         pass
+    info["hardware"] = (hardware_info(train.device, train.num_workers, train.envs_per_worker, train.torch_threads)
+                        if train is not None else hardware_info())
     if adapter is not None:
         info.update(adapter.environment_info())
     return info
@@ -406,7 +411,7 @@ def _base_record(run: ResolvedRun, adapter: EnvAdapter, files: RunFiles, started
         status="running",
         cell=cell_id(run),
         spec=run.spec_dict(),
-        environment=environment_info(adapter),
+        environment=environment_info(adapter, run.train),
         started_at=previous.started_at if previous else started_at,
         updated_at=started_at,
         budget=run.budget,

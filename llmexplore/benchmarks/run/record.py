@@ -77,7 +77,8 @@ class RunRecord(BaseModel):
     status: Status
     cell: str = Field(description="label/task/seed: the cell's identity in a grid")
     spec: dict[str, Any] = Field(description="the resolved run spec: every default filled in")
-    environment: dict[str, Any] = Field(description="package versions, git commit, host")
+    environment: dict[str, Any] = Field(description="package versions, git commit, host, and `hardware`: CPUs, "
+                                                    "GPUs, CUDA/cuDNN/driver, learner and inference devices, workers")
     started_at: str
     updated_at: str
     finished_at: str | None = None

@@ -1,0 +1,43 @@
+"""scripts/setup.sh refuses an unsupported Python within a second, naming the reason and the fix."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _python_313() -> str | None:
+    """A Python 3.13 that runs (pyenv's shims may name one that the current pyenv version hides)."""
+    for candidate in [*sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.13*/bin/python3"))),
+                      *sorted(glob.glob("/root/.pyenv/versions/3.13*/bin/python3")), shutil.which("python3.13")]:
+        if candidate and subprocess.run([candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 13)"],
+                                        capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def test_python_3_13_is_refused_before_anything_is_installed(tmp_path):
+    python = _python_313()
+    if python is None:
+        pytest.skip("no Python 3.13 on this machine")
+    venv = tmp_path / "venv"
+    result = subprocess.run(["bash", str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "PYTHON": python, "LLMEXPLORE_VENV": str(venv)})
+    assert result.returncode == 2
+    assert "Python 3.10-3.12 (found 3.13)" in result.stderr and "numpy < 2" in result.stderr
+    assert "PYTHON=python3.12" in result.stderr
+    assert not venv.exists()
+
+
+def test_a_missing_interpreter_is_refused_the_same_way(tmp_path):
+    result = subprocess.run(["bash", str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "PYTHON": str(tmp_path / "no-python"),
+                                 "LLMEXPLORE_VENV": str(tmp_path / "venv")})
+    assert result.returncode == 2 and "needs Python 3.10-3.12" in result.stderr
