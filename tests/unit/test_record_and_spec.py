@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +137,18 @@ def test_cli_lists_tasks_and_methods():
     assert {"nethack:score", "nethack:oracle-sober", "nethack:staircase-lvl4-continual", "crafter:reward-free"} <= names
     methods = json.loads(_cli("methods", "--json").stdout)
     assert {m["method"] for m in methods} >= {"none", "rnd"}
+
+
+@pytest.mark.parametrize("train, rule", [
+    ({"envs_per_worker": 20, "batch_size": 4096, "num_workers": 2, "serial": False,
+      "sf_args": {"batched_sampling": True}}, "must divide one another; e.g. -t envs_per_worker=16"),
+    ({"sf_args": {"with_vtrace": True}}, "with_vtrace needs sf_args.normalize_returns=false"),
+    ({"envs_per_worker": 9, "sf_args": {"worker_num_splits": 2}}, "must be a multiple of sf_args.worker_num_splits"),
+])
+def test_sample_factory_rules_are_refused_before_start(train, rule):
+    """What sample-factory 2.1.1 asserts on after start (batched sampling with 20 envs per worker, as on
+    the GPU machine) is one clear error naming the rule and a fix, before any process starts."""
+    from llmexplore.benchmarks.run.spec import RunSpec, resolve
+
+    with pytest.raises(ConfigError, match=re.escape(rule)):
+        resolve(RunSpec(method="none", task="nethack:score", seed=0, steps=100_000, train=train))

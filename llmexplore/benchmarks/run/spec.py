@@ -4,6 +4,7 @@ method read."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -153,11 +154,38 @@ def _check_training(train: TrainConfig, budget: int, check_device: bool = True) 
             f"{minibatches} = {minibatch * minibatches} must equal train.batch_size {train.batch_size} "
             f"(env steps per update); set them so they match"
         ))
+    problems.extend(_check_sample_factory_rules(train))
     if train.device == "gpu" and check_device:
         import torch
 
         if not torch.cuda.is_available():
             problems.append(("train", "train.device is 'gpu' but no CUDA device is visible; use 'cpu' or 'auto'"))
+    return problems
+
+
+def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
+    """Combinations sample-factory 2.1.1 asserts on inside its processes (a traceback after start),
+    named here with the rule and a fix, before anything starts."""
+    problems: list[tuple[str, str]] = []
+    sf = train.sf_args
+    splits = sf.get("worker_num_splits", 2 if train.envs_per_worker % 2 == 0 else 1)
+    if isinstance(splits, int) and splits > 0 and train.envs_per_worker % splits != 0:
+        problems.append(("train", f"train.envs_per_worker {train.envs_per_worker} must be a multiple of "
+                                  f"sf_args.worker_num_splits {splits} (double-buffered sampling splits each "
+                                  f"worker's envs in equal halves)"))
+    if sf.get("with_vtrace") and sf.get("normalize_returns", True):
+        problems.append(("train", "sf_args.with_vtrace needs sf_args.normalize_returns=false: sample-factory "
+                                  "normalises returns only without V-trace"))
+    if sf.get("batched_sampling") and isinstance(splits, int) and splits > 0:
+        per_worker = train.envs_per_worker // splits  # trajectories a worker delivers per split
+        per_update = train.batch_size // train.rollout  # trajectories one update trains on
+        if per_worker and per_update and math.gcd(per_worker, per_update) != min(per_worker, per_update):
+            fits = [d for d in range(1, per_update + 1) if per_update % d == 0 and d <= per_worker]
+            problems.append(("train",
+                f"with sf_args.batched_sampling, a worker's trajectories per split (envs_per_worker / splits = "
+                f"{train.envs_per_worker} / {splits} = {per_worker}) and an update's trajectories (batch_size / "
+                f"rollout = {train.batch_size} / {train.rollout} = {per_update}) must divide one another; e.g. "
+                f"-t envs_per_worker={max(fits) * splits}, or leave batched sampling off"))
     return problems
 
 
