@@ -1,4 +1,4 @@
-"""``llmexplore grid`` and ``llmexplore leaderboard``."""
+"""``llmexplore grid``, ``llmexplore leaderboard`` and ``llmexplore bench``."""
 
 from __future__ import annotations
 
@@ -163,6 +163,49 @@ def _leaderboard(p: argparse.ArgumentParser) -> Handler:
                                             title=args.title, reps=args.bootstrap)
         for kind, path in files.items():
             print(f"{kind}: {path}")
+        return 0
+
+    return handle
+
+
+@command("bench", "measure this machine: env steps/s (1 and N processes) and training steps/s of methods and presets")
+def _bench(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("--task", action="append", default=[], help="task to measure (repeatable; default nethack:score)")
+    p.add_argument("--method", action="append", default=[], help="method to train (repeatable; default none)")
+    p.add_argument("--preset", action="append", default=[],
+                   help="training preset (repeatable; 'default' is the family's defaults, e.g. published on a GPU)")
+    p.add_argument("--seconds", type=number_type(float, 1, 86_400), default=60.0,
+                   help="how long each measurement runs (default 60)")
+    p.add_argument("--processes", type=number_type(int, 1, 1024), action="append", default=[],
+                   help="env processes at once for the env measurement (repeatable; default 1 and every usable CPU)")
+    p.add_argument("--train", "-t", action="append", default=[], metavar="KEY=VALUE",
+                   help="training setting for every training measurement, e.g. num_workers=16")
+    p.add_argument("--env-only", action="store_true", help="measure the env alone, no training")
+    p.add_argument("--out", default="bench", help="folder for bench.json and bench.md (default ./bench)")
+
+    def handle(args: argparse.Namespace) -> int:
+        import os
+
+        from llmexplore.atomic import require_output_dir
+        from llmexplore.benchmarks.speed import run_bench, write_report
+        from llmexplore.envs import get_task
+        from llmexplore.methods import get_method
+
+        tasks = args.task or ["nethack:score"]
+        for task in tasks:
+            get_task(task)  # an unknown task is one clear error before any work
+        methods = args.method or ["none"]
+        for method in methods:
+            get_method(method)
+        usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        processes = sorted(set(args.processes or [1, usable]))
+        out = Path(args.out)
+        require_output_dir(out, "--out")
+        report = run_bench(tasks, methods, args.preset or ["default"], args.seconds, processes,
+                           parse_option_pairs(args.train), skip_training=args.env_only)
+        files = write_report(report, out)
+        print(report.markdown())
+        print(f"written: {files['json']}, {files['markdown']}")
         return 0
 
     return handle

@@ -1,0 +1,34 @@
+"""`llmexplore bench` measures the env in 1 and N processes and training for a fixed time, into bench.json
+and bench.md with the machine it ran on (slow: it trains for a few seconds)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from llmexplore.cli import main
+
+
+@pytest.mark.slow
+def test_a_tiny_bench_on_the_cpu(tmp_path, capsys):
+    out = tmp_path / "bench"
+    assert main(["bench", "--task", "crafter:reward-free", "--seconds", "3", "--processes", "1",
+                 "--processes", "2", "--out", str(out)]) == 0
+    report = json.loads((out / "bench.json").read_text())
+    assert report["schema"] == "llmexplore.bench" and report["environment"]["hardware"]["cpus_usable"] >= 1
+    kinds = [(m["what"], m["detail"]) for m in report["measurements"]]
+    assert kinds == [("env", "1 process"), ("env", "2 processes"), ("train", "none, preset default")]
+    assert all(m["steps_per_second"] > 0 for m in report["measurements"])
+    train = report["measurements"][-1]
+    assert train["seconds"] >= 3 and train["gpu_utilisation"] is None  # no nvidia-smi here
+    assert "| train | crafter:reward-free | none, preset default |" in (out / "bench.md").read_text()
+
+
+def test_bench_refuses_unknown_names_before_any_work(tmp_path, capsys):
+    assert main(["bench", "--task", "crafter:nope", "--out", str(tmp_path / "b")]) == 2
+    assert main(["bench", "--method", "rndd", "--out", str(tmp_path / "b")]) == 2
+    with pytest.raises(SystemExit) as stop:  # argparse refuses it while reading the command line
+        main(["bench", "--seconds", "nan", "--out", str(tmp_path / "b")])
+    assert stop.value.code == 2 and "--seconds: must be a finite number" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
