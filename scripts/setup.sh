@@ -18,6 +18,22 @@ if ! "$PYTHON" -c 'import sys; sys.exit(0 if (3, 10) <= sys.version_info[:2] <= 
          "which has no wheels for Python 3.13. Run with PYTHON=python3.12 (or 3.11, 3.10) scripts/setup.sh" >&2
     exit 2
 fi
+# nle 1.0.0 ships no wheel for Python 3.12, so pip builds it from source: name what the build needs first,
+# instead of a compiler error minutes in.
+if "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 12) else 1)' \
+        && ! "$PYTHON" -c 'import nle' 2>/dev/null; then
+    missing=()
+    for tool in cc c++ cmake flex bison; do
+        command -v "$tool" >/dev/null || missing+=("$tool")
+    done
+    [ -f /usr/include/bzlib.h ] || missing+=("bzip2 headers")
+    if (( ${#missing[@]} )); then
+        echo "setup: with Python 3.12, nle 1.0.0 is built from source and needs ${missing[*]}, which this" \
+             "machine lacks. On Debian/Ubuntu: apt-get install build-essential cmake flex bison libbz2-dev;" \
+             "or use Python 3.10/3.11 (PYTHON=python3.11 scripts/setup.sh), for which nle has wheels." >&2
+        exit 2
+    fi
+fi
 
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"

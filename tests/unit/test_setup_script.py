@@ -41,3 +41,22 @@ def test_a_missing_interpreter_is_refused_the_same_way(tmp_path):
                             env={**os.environ, "PYTHON": str(tmp_path / "no-python"),
                                  "LLMEXPLORE_VENV": str(tmp_path / "venv")})
     assert result.returncode == 2 and "needs Python 3.10-3.12" in result.stderr
+
+
+def test_python_3_12_names_the_build_tools_nle_needs(tmp_path):
+    python = next(iter(sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3")))), None)
+    if python is None:
+        pytest.skip("no Python 3.12 on this machine")
+    bin_dir = tmp_path / "bin"  # a PATH with bash and the basics, and no flex or bison
+    bin_dir.mkdir()
+    for tool in ("bash", "cc", "c++", "cmake", "env", "dirname"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    result = subprocess.run([str(bin_dir / "bash"), str(REPO / "scripts" / "setup.sh")], capture_output=True,
+                            text=True, timeout=30,
+                            env={"PATH": str(bin_dir), "PYTHON": python, "LLMEXPLORE_VENV": str(tmp_path / "venv"),
+                                 "HOME": str(tmp_path)})
+    assert result.returncode == 2, result.stderr
+    assert "flex bison" in result.stderr and "apt-get install build-essential cmake flex bison" in result.stderr
+    assert not (tmp_path / "venv").exists()
