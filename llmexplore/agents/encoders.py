@@ -59,6 +59,9 @@ class ConditioningBranch(nn.Module):
 
 
 class NetHackEncoder(Encoder):
+    """message [B, 256] bytes, crop [B, 9, 9] characters, blstats [B, 27] -> features [B, 320 (+64 with
+    method keys)]: 128 from the message's trigrams, 128 from the crop, 64 from the stats."""
+
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
         super().__init__(cfg)
         crop = obs_space["crop"].shape
@@ -101,6 +104,9 @@ def dqn_stem(channels: int, activation: type[nn.Module]) -> nn.Sequential:
 
 
 class CrafterEncoder(Encoder):
+    """image [B, 64, 64, 3] bytes, inventory [B, 16] counts -> features [B, 320 (+64 with method keys)]:
+    256 from the DQN stem over the image, 64 from the inventory."""
+
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
         super().__init__(cfg)
         h, w, c = obs_space["image"].shape
@@ -149,6 +155,9 @@ class CrafterPublishedEncoder(Encoder):
 
 
 class HousekeepEncoder(Encoder):
+    """Housekeep's symbolic view (room, receptacle and object ids, one-hot slots), each [B, slots] ->
+    features [B, 256 (+64 with method keys)]."""
+
     EMBED = 16
 
     def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):

@@ -72,6 +72,11 @@ class RunFiles(BaseModel):
 
 
 class RunRecord(BaseModel):
+    """A cell's versioned record (``run.json``): what ran (the resolved spec, versions, commit, hardware),
+    how far it got (status, env steps, sessions, wall time) and what it scored (final metrics, learning
+    curve), with the paths of its other files. Written atomically while the run goes and at its end;
+    leaderboards read nothing else, and ``llmexplore schema`` prints its JSON Schema."""
+
     schema_name: Literal["llmexplore.run"] = Field(SCHEMA_NAME, alias="schema")
     schema_version: int = SCHEMA_VERSION
     status: Status
