@@ -18,7 +18,7 @@ from nle.env.base import NLE
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter
 from llmexplore.envs.minihack import compat
 from llmexplore.envs.nethack.adapter import (EXTRA_KEYS, NetHackLanguage, _observation_space, crop_around,
-                                             nethack_action_name)
+                                             episode_seeds, nethack_action_name)
 from llmexplore.errors import ConfigError, MissingExtraError
 
 BASE_KEYS = ("message", "blstats", "chars")
@@ -59,8 +59,7 @@ class MiniHackEnv(gym.Env):
         if seed is not None:
             self.seed_episodes(seed)
         if self._seed_base is not None:
-            core, disp = np.random.SeedSequence([self._seed_base, self._episode]).generate_state(2, np.uint64)
-            core, disp = int(core) >> 1, int(disp) >> 1
+            core, disp = episode_seeds(self._seed_base, self._episode)
             layout = getattr(self.minihack, "minigrid_env", None)
             if layout is not None:  # MultiRoom draws its rooms with minigrid before NetHack starts
                 layout.reset(seed=core % 2**31)

@@ -56,6 +56,13 @@ def _observation_space(extra_keys: Sequence[str] = ()) -> gym.spaces.Dict:
     return gym.spaces.Dict(spaces)
 
 
+def episode_seeds(seed: int, episode: int) -> tuple[int, int]:
+    """NetHack's (core, disp) seeds of episode ``episode`` of a run seeded ``seed``: different for every
+    episode, the same on a rerun (NetHack and MiniHack envs share this)."""
+    core, disp = np.random.SeedSequence([seed, episode]).generate_state(2, np.uint64)
+    return int(core) >> 1, int(disp) >> 1
+
+
 class NetHackEnv(gym.Env):
     """One NLE task with our observation keys and BALROG-style episode stats.
 
@@ -107,8 +114,7 @@ class NetHackEnv(gym.Env):
         if seed is not None:
             self.seed_episodes(seed)
         if self._seed_base is not None:
-            core, disp = np.random.SeedSequence([self._seed_base, self._episode]).generate_state(2, np.uint64)
-            self.nle.seed(int(core) >> 1, int(disp) >> 1, reseed=False)
+            self.nle.seed(*episode_seeds(self._seed_base, self._episode), reseed=False)
         self._episode += 1
         raw, info = self.nle.reset()
         blstats = raw["blstats"].tolist()
