@@ -198,19 +198,19 @@ class E3B(IntrinsicReward):
 
     # -- state -----------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
+        """The embedding, its optimiser and the bonus statistics. The per-env C⁻¹ are not kept: a resumed
+        run builds its envs anew and each starts a new episode, whose ellipse starts empty."""
         return {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "bonus_stats": self.bonus_stats.state_dict(),
-                "inverse_covariance": {u: c.cpu() for u, c in self.inverse_covariance.items()}}
+                "bonus_stats": self.bonus_stats.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.bonus_stats.load_state_dict(state["bonus_stats"])
-        self.inverse_covariance = {int(u): c.to(self.device, self.dtype)
-                                   for u, c in state.get("inverse_covariance", {}).items()}
+        self.inverse_covariance = {}
 
     def state_summary(self) -> dict[str, Any]:
-        return {"open_episodes": len(self.inverse_covariance)}
+        return {"bonuses_seen": int(self.bonus_stats.count), "bonus_std": float(self.bonus_stats.std)}
 
 
 def check_embedding(method: str, run: CheckContext) -> None:

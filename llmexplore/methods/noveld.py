@@ -152,15 +152,16 @@ class NovelD(RND):
 
     # -- state ---------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
+        """RND's state and the reward statistics. The per-env visited sets are not kept: a resumed run
+        builds its envs anew and each starts a new episode, with nothing visited yet."""
         state = super().state_dict()
         state["reward_stats"] = self.reward_stats.state_dict()
-        state["visited"] = {uid: sorted(seen) for uid, seen in self.visited.items()}
         return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         super().load_state_dict(state)
         self.reward_stats.load_state_dict(state["reward_stats"])
-        self.visited = {int(uid): set(seen) for uid, seen in state.get("visited", {}).items()}
+        self.visited = {}
 
     def state_summary(self) -> dict[str, Any]:
-        return {"open_episodes": len(self.visited), "visited_states": sum(len(s) for s in self.visited.values())}
+        return {"rewards_seen": int(self.reward_stats.count), "reward_std": float(self.reward_stats.std)}

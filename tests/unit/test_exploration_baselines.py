@@ -93,12 +93,15 @@ def test_e3b_rows_of_one_env_are_taken_in_order_within_a_batch():
         assert torch.allclose(joint[rows], alone.raw_bonus(part))
 
 
-def test_e3b_state_round_trip_gives_identical_rewards():
+def test_e3b_state_round_trip_gives_identical_rewards_and_fresh_episodes():
+    """A resumed run's envs start new episodes: the learned parts come back, the ellipses start empty."""
     a, b = _method("e3b"), _method("e3b")
     first, second = _crafter_batch(uids=[0, 1, 2, 3]), _crafter_batch(seed=1, uids=[0, 1, 2, 3])
     a.reward(first)
     a.update(first)
     b.load_state_dict(a.state_dict())
+    assert b.inverse_covariance == {} and len(a.inverse_covariance) == 4
+    a.inverse_covariance.clear()  # what the resumed run sees: every env at an episode start
     assert torch.equal(a.reward(second), b.reward(second))
 
 
@@ -150,6 +153,8 @@ def test_noveld_ellm_variant_and_state_round_trip():
     a.reward(batch)
     a.update(batch)
     b.load_state_dict(a.state_dict())
+    assert b.visited == {} and len(a.visited) == 4  # a resumed run's envs start new episodes
+    a.visited.clear()
     later = _crafter_batch(seed=3, uids=[0, 1, 2, 3])
     assert torch.equal(a.reward(later), b.reward(later))
 
