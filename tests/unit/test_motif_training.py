@@ -123,6 +123,7 @@ def test_cli_errors_exit_2_with_one_message(dataset, tmp_path, capsys):
                  str(tmp_path / "rm")]) == 2
     err = capsys.readouterr().err
     assert "no preference file" in err and ORACLE_ANNOTATION in err and "Traceback" not in err
-    assert main(["motif", "train-reward", "--dataset", str(dataset), "--annotation", ORACLE_ANNOTATION, "--out",
-                 str(tmp_path / "rm"), "--lr", "-1"]) == 2
-    assert "lr" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # a number out of range is refused while reading the command line
+        main(["motif", "train-reward", "--dataset", str(dataset), "--annotation", ORACLE_ANNOTATION, "--out",
+              str(tmp_path / "rm"), "--lr", "-1"])
+    assert stop.value.code == 2 and "--lr" in capsys.readouterr().err
