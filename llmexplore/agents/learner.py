@@ -80,7 +80,6 @@ class IntrinsicLearner(Learner):
             "task": self.settings.task,
             "method": self.settings.method,
             "method_state": self.method.state_dict(),
-            "episode_returns": self.episode_returns.state_dict(),
         }
         return checkpoint
 
@@ -92,7 +91,8 @@ class IntrinsicLearner(Learner):
             summary = self.method.state_summary()
             if summary:
                 log.info("llmexplore: method state loaded %s", json.dumps(summary, sort_keys=True))
-            self.episode_returns.load_state_dict(ours.get("episode_returns", {}))
+            # not the open episodes' partial intrinsic returns: a resumed run builds its envs anew and each
+            # starts a new episode, which must not inherit what a dead one had earned
         self._resumed = True
 
     def load_from_checkpoint(self, policy_id, load_progress: bool = True) -> None:
