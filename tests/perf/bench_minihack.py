@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from tests.perf.common import median_rate, training_rate
+from tests.perf.common import adapter_rate, median_rate, training_rate
 
 ADAPTER_TASKS = ("minihack:keyroom-s15", "minihack:river")
 
@@ -44,22 +44,6 @@ def raw_rate(task: str, steps: int) -> float:
         if terminated or truncated:
             episode += 1
             NLE.seed(env, *_episode_seeds(0, episode), reseed=False)
-            env.reset()
-    rate = steps / (time.perf_counter() - t)
-    env.close()
-    return rate
-
-
-def adapter_rate(task: str, steps: int) -> float:
-    from llmexplore.envs import make_adapter
-
-    env = make_adapter(task).make_env()
-    env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
-    t = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = env.step(int(a))
-        if terminated or truncated:
             env.reset()
     rate = steps / (time.perf_counter() - t)
     env.close()

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from tests.perf.common import median_rate, training_rate
+from tests.perf.common import adapter_rate, median_rate, training_rate
 
 #: training settings compared (the network is the default in both)
 MODES: dict[str, dict] = {"serial": {}, "workers2": {"num_workers": 2}}
@@ -41,19 +41,7 @@ def nethack_raw(steps: int) -> float:
 
 
 def nethack_adapter(steps: int) -> float:
-    from llmexplore.envs import make_adapter
-
-    env = make_adapter("nethack:score").make_env()
-    env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
-    t = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = env.step(int(a))
-        if terminated or truncated:
-            env.reset()
-    rate = steps / (time.perf_counter() - t)
-    env.close()
-    return rate
+    return adapter_rate("nethack:score", steps)
 
 
 def crafter_raw(steps: int) -> float:
@@ -71,17 +59,7 @@ def crafter_raw(steps: int) -> float:
 
 
 def crafter_adapter(steps: int) -> float:
-    from llmexplore.envs import make_adapter
-
-    env = make_adapter("crafter:reward-free").make_env()
-    env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, 17, steps)
-    t = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = env.step(int(a))
-        if terminated or truncated:
-            env.reset()
-    return steps / (time.perf_counter() - t)
+    return adapter_rate("crafter:reward-free", steps)
 
 
 def main() -> None:

@@ -50,3 +50,22 @@ def training_rate(method: str, task: str, steps: int, warmup_fraction: float = 0
     points = [(t, s) for t, s in timeline.points if s >= warmup_fraction * steps]
     (t0, s0), (t1, s1) = points[0], points[-1]
     return (s1 - s0) / (t1 - t0)
+
+
+def adapter_rate(task: str, steps: int) -> float:
+    """Env steps/s of a task's adapter env under uniformly random actions (resets included)."""
+    import numpy as np
+
+    from llmexplore.envs import make_adapter
+
+    env = make_adapter(task).make_env()
+    env.reset(seed=0)
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
+    t = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = env.step(int(a))
+        if terminated or truncated:
+            env.reset()
+    rate = steps / (time.perf_counter() - t)
+    env.close()
+    return rate
