@@ -183,3 +183,11 @@ def test_motif_collects_pairs_from_a_minihack_task(tmp_path):
     dataset, stats = collect_pairs("minihack:keyroom-s5", pairs=24, out=tmp_path / "pairs", num_envs=4)
     assert stats.kept == 48 and len(dataset) == 24
     assert (tmp_path / "pairs" / "data" / "tty_chars.npy").is_file()
+
+def test_pkg_resources_stand_in_is_gone_after_the_import():
+    """The stand-in serves minihack's import only: pytest's ``syspath_prepend`` and other code that finds a
+    ``pkg_resources`` in ``sys.modules`` expect setuptools' whole module."""
+    import sys
+
+    stand_in = sys.modules.get("pkg_resources")
+    assert stand_in is None or hasattr(stand_in, "fixup_namespace_packages")

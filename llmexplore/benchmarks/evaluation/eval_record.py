@@ -20,6 +20,9 @@ EVAL_SCHEMA_NAME = "llmexplore.evaluation"
 EVAL_SCHEMA_VERSION = 1
 #: fields that differ between two evaluations of the same checkpoint on the same seeds
 NON_RESULT_FIELDS = frozenset({"created_at", "timing"})
+#: ``environment`` keys describing the machine and process an evaluation ran in (thread counts, GPUs),
+#: which say where it ran, not what it found
+NON_RESULT_ENVIRONMENT_KEYS = frozenset({"hardware", "host"})
 
 ActionSelection = Literal["greedy", "sample"]
 
@@ -81,8 +84,11 @@ class EvaluationRecord(BaseModel):
         atomic_write_json(path, self.model_dump(by_alias=True, mode="json"))
 
     def results(self) -> dict[str, Any]:
-        """The record without the fields that vary between identical evaluations."""
-        return self.model_dump(by_alias=True, mode="json", exclude=set(NON_RESULT_FIELDS))
+        """The record without the fields that vary between identical evaluations (when and where it ran)."""
+        dumped = self.model_dump(by_alias=True, mode="json", exclude=set(NON_RESULT_FIELDS))
+        dumped["environment"] = {key: value for key, value in dumped["environment"].items()
+                                 if key not in NON_RESULT_ENVIRONMENT_KEYS}
+        return dumped
 
 
 def read_evaluation(path: str | Path) -> EvaluationRecord:
