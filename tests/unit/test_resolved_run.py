@@ -52,6 +52,22 @@ def test_the_folder_gets_the_resolved_run_and_a_resumption_must_match_it(tmp_pat
     assert ResolvedRun.read(tmp_path) == more_workers  # nothing written for the refused run
 
 
+def test_an_option_added_later_resumes_at_its_default_and_is_refused_otherwise(tmp_path):
+    """A folder written before a method gained an option (here RND's ``language``, added with the
+    language-novelty baseline) lacks the key; left at its default, the option keeps the earlier
+    behaviour, so the run resumes; set otherwise, it is another run."""
+    run = _run()
+    adopt_folder(tmp_path, run)
+    stored = json.loads((tmp_path / RESOLVED_FILE).read_text())
+    for key in ("language", "language_weight"):
+        del stored["method_options"][key]
+    (tmp_path / RESOLVED_FILE).write_text(json.dumps(stored))
+    with pytest.raises(ConfigError, match=r"method_options.language: False before, True now"):
+        adopt_folder(tmp_path, _run(method_options={"lr": 0.001, "language": True}))
+    adopt_folder(tmp_path, run)
+    assert ResolvedRun.read(tmp_path) == run  # the folder now names the option
+
+
 def test_a_folder_of_an_older_version_is_checked_against_its_record_and_adopted(tmp_path):
     run = _run()
     _old_record(run.spec_dict()).write(tmp_path)

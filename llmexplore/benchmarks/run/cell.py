@@ -146,12 +146,30 @@ def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
     stored = ResolvedRun.read(run_dir)
     previous = read_record(run_dir) if (run_dir / RECORD_FILE).exists() else None
     if stored is not None:
-        _refuse_another_run(run_dir, stored.model_dump(mode="json"), run.model_dump(mode="json"))
+        _refuse_another_run(run_dir, _with_later_option_defaults(stored.model_dump(mode="json"), run),
+                            run.model_dump(mode="json"))
     elif previous is not None:
         _refuse_another_run(run_dir, previous.spec, run.spec_dict())
     if stored != run:  # first session, or only operational settings changed (e.g. more workers)
         run.write(run_dir)
     return previous
+
+
+def _with_later_option_defaults(stored: dict[str, Any], run: ResolvedRun) -> dict[str, Any]:
+    """A stored resolved run with the method options a later llmexplore added, at their defaults.
+
+    An option added to a method keeps the earlier behaviour at its default (the rule for every new
+    option), so a folder written before it existed resumes when the option is left at that default,
+    and is refused as another run when it is set otherwise. ``train`` needs no such step: reading the
+    stored run through its model already fills new fields with their defaults."""
+    from llmexplore.methods.registry import get_method
+
+    if stored.get("method") != run.method:
+        return stored  # another method altogether: reported as it is
+    defaults = get_method(run.method).Options().model_dump(mode="json")
+    stored_options = stored.get("method_options") or {}
+    added = {key: value for key, value in defaults.items() if key not in stored_options}
+    return {**stored, "method_options": {**stored_options, **added}}
 
 
 def _refuse_another_run(run_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
