@@ -41,8 +41,12 @@ def cell_command(cell: Cell) -> list[str]:
 
 
 def write_cell_spec(cell: Cell) -> None:
+    """The cell's spec as the grid file set it: only the fields given, so that resolution in the cell
+    fills the rest exactly as it did in the grid (a ``train.preset`` applies to the fields the grid
+    left unset; writing every default out would make them all "set" and the preset a no-op)."""
     cell.run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(cell.run_dir / SPEC_FILE, yaml.safe_dump(cell.spec.model_dump(mode="json"), sort_keys=False))
+    atomic_write_text(cell.run_dir / SPEC_FILE,
+                      yaml.safe_dump(cell.spec.model_dump(mode="json", exclude_unset=True), sort_keys=False))
 
 
 class CellJob(ABC):

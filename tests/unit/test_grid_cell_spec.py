@@ -1,0 +1,30 @@
+"""The spec.yaml a grid writes for a cell resolves, in the cell, to the run the grid validated."""
+
+from __future__ import annotations
+
+import yaml
+
+from llmexplore.benchmarks.grids.grid_file import load_grid
+from llmexplore.benchmarks.grids.runners.base import SPEC_FILE, write_cell_spec
+from llmexplore.benchmarks.run.spec import RunSpec, resolve
+
+
+def test_a_preset_cell_keeps_its_preset_through_spec_yaml(tmp_path):
+    grid_file = tmp_path / "grid.yaml"
+    grid_file.write_text(
+        "name: presets\n"
+        "defaults: {steps: 1000000}\n"
+        "blocks:\n"
+        "  - set: {method: none, task: crafter:reward, label: ppo-published, train: {preset: published}}\n"
+        "    vary: {seed: [0]}\n"
+        "  - set: {method: rnd, task: crafter:reward-free, train: {preset: published, rollout: 128},\n"
+        "          method_options: {lr: 0.001}}\n"
+        "    vary: {seed: [1]}\n")
+    grid = load_grid(grid_file, tmp_path / "out")
+    for cell in grid.cells:
+        write_cell_spec(cell)
+        written = RunSpec(**yaml.safe_load((cell.run_dir / SPEC_FILE).read_text()))
+        assert resolve(written) == resolve(cell.spec)
+    published = resolve(grid.cells[0].spec).train
+    assert published.batch_size == 2048 and published.network == "published"  # the preset's, not the defaults
+    assert resolve(grid.cells[1].spec).train.rollout == 128  # what the grid file set wins over the preset
