@@ -13,6 +13,7 @@ def test_a_preset_cell_keeps_its_preset_through_spec_yaml(tmp_path):
     grid_file = tmp_path / "grid.yaml"
     grid_file.write_text(
         "name: presets\n"
+        "lm: {backend: openai, model: some-model, base_url: 'http://localhost:9/v1', temperature: 0.3}\n"
         "defaults: {steps: 1000000}\n"
         "blocks:\n"
         "  - set: {method: none, task: crafter:reward, label: ppo-published, train: {preset: published}}\n"
@@ -27,4 +28,5 @@ def test_a_preset_cell_keeps_its_preset_through_spec_yaml(tmp_path):
         assert resolve(written) == resolve(cell.spec)
     published = resolve(grid.cells[0].spec).train
     assert published.batch_size == 2048 and published.network == "published"  # the preset's, not the defaults
-    assert resolve(grid.cells[1].spec).train.rollout == 128  # what the grid file set wins over the preset
+    assert resolve(grid.cells[1].spec).train.rollout == 128
+    assert resolve(grid.cells[1].spec).lm.model == "some-model" and resolve(grid.cells[1].spec).lm.temperature == 0.3  # what the grid file set wins over the preset
