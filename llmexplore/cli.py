@@ -102,6 +102,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--reset", action="append", default=[], help="with --parent: policy part to re-initialise")
     p.add_argument("--label", help="row name in tables")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.epilog = "every -t, -o and --lm key, with its default and meaning: llmexplore options [--method M] [--task T]"
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.benchmarks.run.budget import steps_of
@@ -359,6 +360,7 @@ COMMAND_MODULES: list[str] = [
     "llmexplore.lm.cli",
     "llmexplore.methods.motif.cli",
     "llmexplore.methods.maestro.cli",
+    "llmexplore.options_cli",
 ]
 
 
