@@ -157,7 +157,7 @@ def _resolved_spec(out: str) -> dict[str, Any]:
 # -- listings --------------------------------------------------------------------------------
 @command("envs", "list tasks with their gymnasium ids and default budgets")
 def _envs(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
     p.add_argument("--keys", action="store_true",
                    help="also list each task's observation keys (builds every family's adapter, so it "
                         "imports the simulators: a few seconds)")
@@ -199,7 +199,7 @@ def _observation_keys(task: Any) -> list[str]:
 def _methods(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("name", nargs="?", help="one method: each option with its default (the published value "
                                            "unless its Deviations row says otherwise) and what it does")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.methods import get_method, list_methods

@@ -4,9 +4,10 @@ Configuration fields are the fields of every pydantic model defined in llmexplor
 training, LM and method options, grid files, records): one counts as documented when its
 ``Field`` has a ``description``. Public functions are module-level functions and methods of
 public classes whose names do not start with ``_``: documented when they have a docstring.
-Both are read from the source (nothing is imported), so optional extras need not be installed.
+Command-line options are the ``add_argument`` calls of the commands: described when given a
+``help``. All three are read from the source (nothing is imported), so optional extras need not be installed.
 
-    python scripts/doc_coverage.py            # the two shares
+    python scripts/doc_coverage.py            # the three shares
     python scripts/doc_coverage.py --missing  # and every undocumented field and function
     python scripts/doc_coverage.py --json     # all of it as JSON (tests/unit/test_doc_coverage.py)
 """
@@ -25,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "llmexplore"
 #: class-level annotations of a model that are not fields
 NOT_FIELDS = {"model_config"}
+#: options whose action class sets their help itself (cli.py's ``_VersionAction``)
+HELP_FROM_ACTION = {"--version"}
 
 
 @dataclass
@@ -115,6 +118,23 @@ def function_tally(modules: dict[str, ast.Module]) -> Tally:
     return tally
 
 
+def option_tally(modules: dict[str, ast.Module]) -> Tally:
+    """Every ``add_argument(...)`` call: described when it passes a non-empty ``help``."""
+    tally = Tally()
+    for module, tree in modules.items():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument"):
+                continue
+            names = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            label = f"{module}:{node.lineno} {names[0] if names else '?'}"
+            given = any(k.arg == "help" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+                        for k in node.keywords)
+            helped = given or bool(set(names) & HELP_FROM_ACTION)
+            (tally.documented if helped else tally.missing).append(label)
+    return tally
+
+
 def report(name: str, tally: Tally, show_missing: bool) -> None:
     print(f"{name}: {len(tally.documented)}/{tally.total} documented ({tally.share:.0%})")
     if show_missing:
@@ -129,12 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     modules = parsed_modules()
     models = model_classes(modules)
-    fields, functions = field_tally(models), function_tally(modules)
+    fields, functions, options = field_tally(models), function_tally(modules), option_tally(modules)
     if args.json:
         print(json.dumps({"models": [name for name, _ in models], "fields": dataclasses.asdict(fields),
-                          "functions": dataclasses.asdict(functions)}, indent=1))
+                          "functions": dataclasses.asdict(functions), "options": dataclasses.asdict(options)},
+                         indent=1))
         return 0
     report("configuration fields", fields, args.missing)
+    report("command-line options", options, args.missing)
     report("public functions", functions, args.missing)
     return 0
 

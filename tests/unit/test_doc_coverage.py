@@ -1,4 +1,4 @@
-"""Every configuration field says what it means (scripts/doc_coverage.py counts them)."""
+"""Every configuration field and command-line option says what it means (scripts/doc_coverage.py counts them)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,11 @@ def test_every_configuration_field_has_a_description():
     assert PENDING_MODELS <= still_pending, f"documented now, drop from PENDING_MODELS: {PENDING_MODELS - still_pending}"
 
 
+def test_every_command_line_option_has_help():
+    script = _script()
+    assert script.option_tally(script.parsed_modules()).missing == [], "give each add_argument a help= line"
+
+
 def test_the_count_sees_inherited_models_and_ignores_what_is_not_a_field(tmp_path):
     package = tmp_path / "llmexplore"
     package.mkdir()
@@ -60,8 +65,13 @@ def test_the_count_sees_inherited_models_and_ignores_what_is_not_a_field(tmp_pat
         "from pydantic import Field\n"
         "class Child(Base):\n"
         "    bare: int = 0\n"
-        "    empty: int = Field(0, description='')\n")
+        "    empty: int = Field(0, description='')\n"
+        "def setup(p):\n"
+        "    p.add_argument('--bare')\n"
+        "    p.add_argument('--said', help='what it sets')\n")
     script = _script()
-    tally = script.field_tally(script.model_classes(script.parsed_modules(package)))
+    modules = script.parsed_modules(package)
+    tally = script.field_tally(script.model_classes(modules))
     assert tally.documented == ["llmexplore.a.Base.said"]
     assert tally.missing == ["llmexplore.b.Child.bare", "llmexplore.b.Child.empty"]
+    assert script.option_tally(modules).missing == ["llmexplore.b:7 --bare"]
