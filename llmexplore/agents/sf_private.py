@@ -47,6 +47,7 @@ class PrivatePiece:
 
     @property
     def label(self) -> str:
+        """``Class.name``, as messages name the piece."""
         return f"{self.owner.split(':')[1]}.{self.name}"
 
 

@@ -73,6 +73,7 @@ class LMConfig(BaseModel):
                                               "(removes a model's fixed bias toward one option)")
 
     def sampling(self, **overrides: Any) -> SamplingParams:
+        """The sampling settings of this config, with ``overrides`` (e.g. a question's own max_tokens)."""
         values = dict(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
         values.update(overrides)
         return SamplingParams(**values)
