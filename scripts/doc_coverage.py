@@ -3,7 +3,8 @@
 Configuration fields are the fields of every pydantic model defined in llmexplore (run specs,
 training, LM and method options, grid files, records): one counts as documented when its
 ``Field`` has a ``description``. Public functions are module-level functions and methods of
-public classes whose names do not start with ``_``: documented when they have a docstring.
+public classes whose names do not start with ``_``: documented when they have a docstring (a
+second figure also counts overrides of a documented base method, which inherit its docstring).
 Command-line options are the ``add_argument`` calls of the commands: described when given a
 ``help``. All three are read from the source (nothing is imported), so optional extras need not be installed.
 
@@ -102,20 +103,52 @@ def field_tally(models: list[tuple[str, ast.ClassDef]]) -> Tally:
 
 
 def function_tally(modules: dict[str, ast.Module]) -> Tally:
-    """Public module-level functions and public methods of public classes."""
+    """Public module-level functions and public methods of public classes, with their own docstring."""
     tally = Tally()
+    for label, function, _ in _public_functions(modules):
+        (tally.documented if ast.get_docstring(function) else tally.missing).append(label)
+    return tally
+
+
+def inherited_docstrings(modules: dict[str, ast.Module]) -> list[str]:
+    """The undocumented public methods that override a documented method of a base class of the package
+    (``help()`` and ``inspect.getdoc`` show the base's docstring for them)."""
+    classes: dict[str, list[ast.ClassDef]] = {}
+    for tree in modules.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, []).append(node)
+
+    def documented_in_bases(owner: ast.ClassDef, name: str) -> bool:
+        seen, todo = set(), [_base_name(b) for b in owner.bases]
+        while todo:
+            base = todo.pop()
+            if base in seen or base not in classes:
+                continue
+            seen.add(base)
+            for node in classes[base]:
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name \
+                            and ast.get_docstring(item):
+                        return True
+                todo += [_base_name(b) for b in node.bases]
+        return False
+
+    return [label for label, function, owner in _public_functions(modules)
+            if owner is not None and not ast.get_docstring(function) and documented_in_bases(owner, function.name)]
+
+
+def _public_functions(modules: dict[str, ast.Module]):
+    """(label, function, its class or None) of every public function and public method of a public class."""
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     for module, tree in modules.items():
         for node in tree.body:
-            found: list[tuple[str, ast.AST]] = []
             if isinstance(node, functions) and not node.name.startswith("_"):
-                found.append((f"{module}.{node.name}", node))
+                yield f"{module}.{node.name}", node, None
             elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
-                found += [(f"{module}.{node.name}.{item.name}", item) for item in node.body
-                          if isinstance(item, functions) and not item.name.startswith("_")]
-            for label, function in found:
-                (tally.documented if ast.get_docstring(function) else tally.missing).append(label)
-    return tally
+                for item in node.body:
+                    if isinstance(item, functions) and not item.name.startswith("_"):
+                        yield f"{module}.{node.name}.{item.name}", item, node
 
 
 def option_tally(modules: dict[str, ast.Module]) -> Tally:
@@ -152,12 +185,16 @@ def main(argv: list[str] | None = None) -> int:
     fields, functions, options = field_tally(models), function_tally(modules), option_tally(modules)
     if args.json:
         print(json.dumps({"models": [name for name, _ in models], "fields": dataclasses.asdict(fields),
-                          "functions": dataclasses.asdict(functions), "options": dataclasses.asdict(options)},
-                         indent=1))
+                          "functions": dataclasses.asdict(functions), "options": dataclasses.asdict(options),
+                          "functions_inheriting_a_docstring": inherited_docstrings(modules)}, indent=1))
         return 0
     report("configuration fields", fields, args.missing)
     report("command-line options", options, args.missing)
     report("public functions", functions, args.missing)
+    inherited = len(inherited_docstrings(modules))
+    print(f"  with the docstrings overrides inherit from documented base methods: "
+          f"{len(functions.documented) + inherited}/{functions.total} "
+          f"({(len(functions.documented) + inherited) / max(functions.total, 1):.0%})")
     return 0
 
 

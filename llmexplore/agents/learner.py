@@ -48,6 +48,8 @@ class IntrinsicLearner(LearnerHooks):
     method: IntrinsicReward
 
     def init(self):
+        """sample-factory's learner set-up, plus the run's method, the metrics schedule and the reward
+        sums."""
         self.settings = RunSettings.from_cfg(self.cfg)
         method_cls, options = self.settings.method_class_and_options()
         context = dataclasses.replace(self.settings.method_context(),
@@ -72,6 +74,7 @@ class IntrinsicLearner(LearnerHooks):
     # -- checkpoints ---------------------------------------------------------------------------
     @staticmethod
     def load_checkpoint(checkpoints, device):
+        """The newest of the listed checkpoints, read with our loader (it holds numpy values)."""
         if not checkpoints:
             return None
         return load_checkpoint_file(checkpoints[-1], device)
@@ -98,6 +101,7 @@ class IntrinsicLearner(LearnerHooks):
 
     def load_from_checkpoint(self, policy_id, load_progress: bool = True) -> None:
         # runs inside Learner.init(), before the weights are shared with the inference workers
+        """Resume from the run's own checkpoint; a fresh fine-tuning run starts from its parent's policy."""
         super().load_from_checkpoint(policy_id, load_progress)
         if not self._resumed and self.settings.run.init_checkpoint:
             self._start_from_parent(self.settings.run.init_checkpoint)
@@ -222,6 +226,7 @@ class IntrinsicLearnerWorker(LearnerWorkerHooks):
 
     def on_stop(self, *args):
         # the row for the stretch since the last one, at the step of the checkpoint saved next
+        """Send the last metrics row and close the method before sample-factory saves and stops."""
         final = self.learner.final_report() if hasattr(self.learner, "_metrics_schedule") else None
         if final is not None:
             self.send_report({REPORT_KEY: final, POLICY_ID_KEY: self.learner.policy_id})
@@ -245,6 +250,7 @@ class ParallelTrainer(RunnerHooks, ParallelRunner):
     learner_worker_class = IntrinsicLearnerWorker
 
     def init(self):
+        """sample-factory's start, then the watchdog over the child processes."""
         from llmexplore.agents.watchdog import ChildWatchdog
 
         status = super().init()

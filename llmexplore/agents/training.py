@@ -20,17 +20,23 @@ from llmexplore.errors import ConfigError
 class TrainingSink(Protocol):
     """Receives what happens during training (in the main process)."""
 
-    def on_episode(self, row: dict[str, Any]) -> None: ...
+    def on_episode(self, row: dict[str, Any]) -> None:
+        """A finished episode: return, length, the adapter's stats and the env steps it ended at."""
 
-    def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None: ...
+    def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
+        """Intrinsic returns (before c_int) of the episodes that ended in the last batch."""
 
-    def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None: ...
+    def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
+        """A metrics row: mean rewards per step and the method's own figures."""
 
-    def on_progress(self, env_steps: int, steps_per_second: float) -> None: ...
+    def on_progress(self, env_steps: int, steps_per_second: float) -> None:
+        """Called after each training iteration, for progress displays."""
 
-    def on_episodes_through(self, env_steps: int) -> None: ...
+    def on_episodes_through(self, env_steps: int) -> None:
+        """Every episode up to ``env_steps`` has been passed to ``on_episode``."""
 
-    def on_parent(self, report: dict[str, Any]) -> None: ...
+    def on_parent(self, report: dict[str, Any]) -> None:
+        """A fine-tuning run loaded its parent's weights: which tensors, which not, which reset."""
 
 
 @dataclass
@@ -83,6 +89,7 @@ def sf_argv(settings: RunSettings) -> list[str]:
 
 
 def build_sf_config(settings: RunSettings):
+    """sample-factory's config of a resolved run, with the run's settings under ``cfg.llmexplore``."""
     from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 
     known = _sf_option_names()
@@ -109,6 +116,7 @@ def _sf_option_names() -> set[str]:
 
 
 def register_components() -> None:
+    """Register our env factory and encoders with sample-factory (in every process that builds them)."""
     from sample_factory.algo.utils.context import global_model_factory
     from sample_factory.envs.env_utils import register_env
 

@@ -120,6 +120,7 @@ class Cell:
 
     @property
     def label(self) -> str:
+        """The cell's row name in tables (the method's name unless the grid gave a label)."""
         return self.spec.label or self.spec.method
 
 
@@ -136,10 +137,12 @@ class Grid:
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def cell(self, cell_id: str) -> Cell:
+        """The cell with this id."""
         return next(c for c in self.cells if c.id == cell_id)
 
 
 def safe_name(text: str) -> str:
+    """``text`` as a file-name part: letters, digits and ``._+-`` only."""
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("_") or "x"
 
 

@@ -41,6 +41,7 @@ def cell_command(cell: Cell) -> list[str]:
 
 
 def write_cell_spec(cell: Cell) -> None:
+    """Write the cell's run spec (spec.yaml) into its run folder."""
     cell.run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(cell.run_dir / SPEC_FILE, yaml.safe_dump(cell.spec.model_dump(mode="json"), sort_keys=False))
 
@@ -114,6 +115,8 @@ class GridRunner:
 
     # -- main loop -----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
+        """Run every cell not yet complete through the backend until each has ended; returns the summary
+        it also writes (on Ctrl-C too, marked interrupted)."""
         for state in self.states.values():
             if _is_complete(state.cell):
                 state.status = "skipped"
@@ -268,6 +271,7 @@ class GridView:
             self._live.start()
 
     def update(self, states) -> None:
+        """Redraw the counts of cells per status."""
         if not self.enabled:
             return
         states = list(states)
@@ -300,6 +304,7 @@ class GridView:
             print(line, file=self.stream, flush=True)
 
     def close(self) -> None:
+        """Stop the live display."""
         if self._live is not None:
             self._live.stop()
             self._live = None
