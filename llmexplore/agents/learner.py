@@ -124,7 +124,8 @@ class IntrinsicLearner(LearnerHooks):
     def train(self, batch: TensorDict) -> Optional[dict]:
         """The update step: the method's reward, the reward PPO trains on, the method's own training, PPO.
 
-        ``batch`` holds N trajectories of T steps (T: ``-t rollout``; N * T: ``-t batch_size``):
+        ``batch`` holds N trajectories of T steps (T: ``-t rollout``; N * T: ``-t batch_size``, times
+        sample-factory's ``num_batches_per_epoch`` where ``sf_args`` set it):
         ``obs[key]`` [N, T+1, ...] (the last one for bootstrapping), ``actions`` [N, T],
         ``dones`` [N, T] bool (the episode ended with this step), ``rewards`` [N, T] float32: r_env as
         the sampler leaves it, ``clip(reward_scale * r_env, +-reward_clip)``.
