@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ CORE_MODELS = {
 }
 
 
+@functools.lru_cache(maxsize=1)
 def _script():
     spec = importlib.util.spec_from_file_location("doc_coverage", ROOT / "scripts" / "doc_coverage.py")
     module = importlib.util.module_from_spec(spec)
@@ -32,9 +34,15 @@ def _script():
     return module
 
 
+@functools.lru_cache(maxsize=1)
+def _package() -> dict:
+    """The package's modules, parsed once for the tests here."""
+    return _script().parsed_modules()
+
+
 def test_every_configuration_field_has_a_description():
     script = _script()
-    models = script.model_classes(script.parsed_modules())
+    models = script.model_classes(_package())
     assert CORE_MODELS <= {name for name, _ in models}, "the count no longer finds the run's models"
     tally = script.field_tally(models)
     missing = [label for label in tally.missing if label.rsplit(".", 1)[0] not in PENDING_MODELS]
@@ -45,7 +53,7 @@ def test_every_configuration_field_has_a_description():
 
 def test_every_command_line_option_has_help():
     script = _script()
-    assert script.option_tally(script.parsed_modules()).missing == [], "give each add_argument a help= line"
+    assert script.option_tally(_package()).missing == [], "give each add_argument a help= line"
 
 
 def test_the_count_sees_inherited_models_and_ignores_what_is_not_a_field(tmp_path):
