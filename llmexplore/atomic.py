@@ -40,10 +40,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write UTF-8 text so that readers see the old file or the new one, never a part."""
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write an object as indented JSON, atomically (numpy values and paths become plain JSON)."""
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
 
 
@@ -59,6 +61,7 @@ def _json_default(obj: Any) -> Any:
 
 
 def dumps_line(obj: Any) -> str:
+    """One JSON line of a .jsonl file (numpy values and paths become plain JSON)."""
     return json.dumps(obj, default=_json_default) + "\n"
 
 
@@ -71,10 +74,12 @@ class JsonlAppender:
         self._fh = open(self.path, "a", encoding="utf-8")
 
     def write(self, obj: Any) -> None:
+        """Append one row and flush it, so a crash loses at most the line being written."""
         self._fh.write(dumps_line(obj))
         self._fh.flush()
 
     def close(self) -> None:
+        """Close the file; closing twice is harmless."""
         if not self._fh.closed:
             self._fh.close()
 
@@ -91,6 +96,7 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
 
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
+    """The rows of a .jsonl file (none when it does not exist)."""
     path = Path(path)
     if not path.exists():
         return
@@ -109,6 +115,7 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
 
 
 def rewrite_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> None:
+    """Replace a .jsonl file by these rows, atomically (e.g. trimming rows past a resume point)."""
     atomic_write_text(path, "".join(dumps_line(r) for r in rows))
 
 

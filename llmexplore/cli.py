@@ -102,6 +102,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--reset", action="append", default=[], help="with --parent: policy part to re-initialise")
     p.add_argument("--label", help="row name in tables")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.epilog = "every -t, -o and --lm key, with its default and meaning: llmexplore options [--method M] [--task T]"
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.benchmarks.run.budget import steps_of
@@ -156,7 +157,7 @@ def _resolved_spec(out: str) -> dict[str, Any]:
 # -- listings --------------------------------------------------------------------------------
 @command("envs", "list tasks with their gymnasium ids and default budgets")
 def _envs(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
     p.add_argument("--keys", action="store_true",
                    help="also list each task's observation keys (builds every family's adapter, so it "
                         "imports the simulators: a few seconds)")
@@ -198,7 +199,7 @@ def _observation_keys(task: Any) -> list[str]:
 def _methods(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("name", nargs="?", help="one method: each option with its default (the published value "
                                            "unless its Deviations row says otherwise) and what it does")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.methods import get_method, list_methods
@@ -359,6 +360,7 @@ COMMAND_MODULES: list[str] = [
     "llmexplore.lm.cli",
     "llmexplore.methods.motif.cli",
     "llmexplore.methods.maestro.cli",
+    "llmexplore.options_cli",
 ]
 
 

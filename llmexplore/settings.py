@@ -28,6 +28,7 @@ BALROG_SOURCE = ("BALROG's NetHack progression table (achievements.json from git
 
 
 def default_data_home() -> Path:
+    """Where datasets go when nothing else says: ``$XDG_CACHE_HOME/llmexplore/data`` (default ~/.cache)."""
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(cache).expanduser() / "llmexplore" / "data"
 

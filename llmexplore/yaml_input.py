@@ -46,6 +46,7 @@ class SafeLoader(yaml.SafeLoader):
     max_values = MAX_VALUES
 
     def get_single_node(self) -> Any:
+        """The document's node, refused when aliases would expand it past ``max_values``."""
         node = super().get_single_node()
         if node is not None:
             _check_expansion(node, self.max_values)

@@ -27,6 +27,7 @@ POLICY_PARTS = {
 
 
 def sf_experiment_dir(run_dir: str | Path) -> Path:
+    """sample-factory's experiment folder inside a run directory (``<run>/sf``)."""
     return Path(run_dir) / "sf"
 
 
@@ -37,6 +38,7 @@ def list_checkpoints(run_dir: str | Path) -> list[Path]:
 
 
 def checkpoint_env_steps(path: str | Path) -> int:
+    """The env steps a checkpoint was saved at, read from its file name."""
     match = _NAME.search(Path(path).name)
     if not match:
         raise ValueError(f"not a checkpoint file name: {path}")
@@ -44,6 +46,7 @@ def checkpoint_env_steps(path: str | Path) -> int:
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
+    """The newest complete checkpoint of a run, or None before the first save."""
     found = list_checkpoints(run_dir)
     return found[-1] if found else None
 
@@ -68,6 +71,7 @@ def load_checkpoint_file(path: str | Path, device: Any = "cpu") -> dict[str, Any
 
 
 def reset_policy_parts(actor_critic: "torch.nn.Module", parts: tuple[str, ...] | list[str]) -> None:
+    """Re-initialise the named parts (``POLICY_PARTS`` keys) of a policy, for fine-tuning."""
     for part in parts:
         module = getattr(actor_critic, POLICY_PARTS[part])
         for layer in module.modules():

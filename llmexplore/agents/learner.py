@@ -12,7 +12,8 @@ everything it had learned. A method may also end returns inside an episode
 (``IntrinsicReward.return_ends``, e.g. where a MaestroMotif skill hands over): only the
 advantage estimate sees those ends, never the recurrent state's replay, which must match what
 the actors computed. The runners below swap this learner into sample-factory's
-``LearnerWorker``.
+``LearnerWorker``. ``IntrinsicLearner.train`` is the whole update step in one place; the parts of
+sample-factory's private API it needs are reached through sf_private.py only.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from typing import Any, Optional
 
 import numpy as np
 import torch
-from sample_factory.algo.learning.learner import Learner
-from sample_factory.algo.learning.learner_worker import LearnerWorker
 from sample_factory.algo.runners.runner_parallel import ParallelRunner
 from sample_factory.algo.runners.runner_serial import SerialRunner
 from sample_factory.algo.utils.misc import POLICY_ID_KEY
@@ -34,6 +33,7 @@ from sample_factory.utils.utils import log
 from llmexplore.agents.checkpoints import CHECKPOINT_KEY, load_checkpoint_file, reset_policy_parts
 from llmexplore.agents.metrics_schedule import MetricsSchedule, default_metrics_every
 from llmexplore.agents.run_settings import RunSettings
+from llmexplore.agents.sf_private import LearnerHooks, LearnerWorkerHooks, RunnerHooks, child_processes
 from llmexplore.envs.base import ENV_UID_KEY
 from llmexplore.methods import IntrinsicReward, RewardBatch
 from llmexplore.methods.segments import SegmentSums
@@ -42,10 +42,14 @@ from llmexplore.methods.segments import SegmentSums
 REPORT_KEY = "llmexplore"
 
 
-class IntrinsicLearner(Learner):
+class IntrinsicLearner(LearnerHooks):
+    """sample-factory's APPO learner, training on c_ext * r_env + c_int * r_int and training the method too."""
+
     method: IntrinsicReward
 
     def init(self):
+        """sample-factory's learner set-up, plus the run's method, the metrics schedule and the reward
+        sums."""
         self.settings = RunSettings.from_cfg(self.cfg)
         method_cls, options = self.settings.method_class_and_options()
         context = dataclasses.replace(self.settings.method_context(),
@@ -70,21 +74,21 @@ class IntrinsicLearner(Learner):
     # -- checkpoints ---------------------------------------------------------------------------
     @staticmethod
     def load_checkpoint(checkpoints, device):
+        """The newest of the listed checkpoints, read with our loader (it holds numpy values)."""
         if not checkpoints:
             return None
         return load_checkpoint_file(checkpoints[-1], device)
 
-    def _get_checkpoint_dict(self):
-        checkpoint = super()._get_checkpoint_dict()
+    def add_to_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Our entry in every checkpoint: the task, the method and everything the method has learned."""
         checkpoint[CHECKPOINT_KEY] = {
             "task": self.settings.task,
             "method": self.settings.method,
             "method_state": self.method.state_dict(),
         }
-        return checkpoint
 
-    def _load_state(self, checkpoint_dict, load_progress=True):
-        super()._load_state(checkpoint_dict, load_progress)
+    def after_state_loaded(self, checkpoint_dict: dict[str, Any]) -> None:
+        """A resumed run's method continues from the state its checkpoint saved."""
         ours = checkpoint_dict.get(CHECKPOINT_KEY)
         if ours is not None:
             self.method.load_state_dict(ours["method_state"])
@@ -97,6 +101,7 @@ class IntrinsicLearner(Learner):
 
     def load_from_checkpoint(self, policy_id, load_progress: bool = True) -> None:
         # runs inside Learner.init(), before the weights are shared with the inference workers
+        """Resume from the run's own checkpoint; a fresh fine-tuning run starts from its parent's policy."""
         super().load_from_checkpoint(policy_id, load_progress)
         if not self._resumed and self.settings.run.init_checkpoint:
             self._start_from_parent(self.settings.run.init_checkpoint)
@@ -117,27 +122,49 @@ class IntrinsicLearner(Learner):
 
     # -- training --------------------------------------------------------------------------------
     def train(self, batch: TensorDict) -> Optional[dict]:
-        with torch.no_grad(), self.timing.add_time("intrinsic_reward"):
+        """The update step: the method's reward, the reward PPO trains on, the method's own training, PPO.
+
+        ``batch`` holds N trajectories of T steps (T: ``-t rollout``; N * T: ``-t batch_size``, times
+        sample-factory's ``num_batches_per_epoch`` where ``sf_args`` set it):
+        ``obs[key]`` [N, T+1, ...] (the last one for bootstrapping), ``actions`` [N, T],
+        ``dones`` [N, T] bool (the episode ended with this step), ``rewards`` [N, T] float32: r_env as
+        the sampler leaves it, ``clip(reward_scale * r_env, +-reward_clip)``.
+
+        1. ``r_int = method.reward(batch)``: [N, T] float32, no gradient.
+        2. ``batch["rewards"] = c_ext * r_env + c_int * r_int``, in place: this is what PPO trains on.
+        3. ``method.return_ends(batch)``: [N, T] bool or None, where returns end inside an episode;
+           kept for the advantage estimate of this batch (``prepare_batch``).
+        4. ``method.update(batch)``: the method trains its own networks on the batch (RND's predictor,
+           ICM's models; nothing for a fixed reward) and returns figures to log.
+        5. sample-factory's PPO update of the policy and value networks on the combined reward.
+        """
+        with torch.no_grad(), self.timed("intrinsic_reward"):
             rewards_batch = RewardBatch(obs=batch["obs"], actions=batch["actions"], dones=batch["dones"].float())
             r_int = self.method.reward(rewards_batch).to(batch["rewards"].device, torch.float32)
+            finished = self._count_rewards(batch, r_int)
             r_ext = batch["rewards"]
-            self._sums += (float(r_ext.sum()), float(r_int.sum()), r_ext.numel())
-            finished = [total for _, _, total in self.episode_returns.add(
-                batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy(),
-                r_int.cpu().numpy(),
-                batch["dones"].cpu().numpy(),
-            )]
             r_ext.mul_(self.ext_coef).add_(r_int, alpha=self.int_coef)  # in place: the batch owns this buffer
             ends = self.method.return_ends(rewards_batch)
             self._return_ends = None if ends is None else ends.to(batch["dones"].device).bool()
-        with self.timing.add_time("intrinsic_update"):
+        with self.timed("intrinsic_update"):
             update_metrics = self.method.update(rewards_batch)
         stats = super().train(batch)
         if stats is not None:
             stats[REPORT_KEY] = self._report(finished, update_metrics)
         return stats
 
-    def _prepare_batch(self, batch: TensorDict):
+    def _count_rewards(self, batch: TensorDict, r_int: torch.Tensor) -> list[float]:
+        """Add the batch's r_env and r_int to the metrics row's sums; return the intrinsic returns of the
+        episodes that ended in it (an episode spans batches: each env's sum so far is kept by its uid)."""
+        r_ext = batch["rewards"]
+        self._sums += (float(r_ext.sum()), float(r_int.sum()), r_ext.numel())
+        return [total for _, _, total in self.episode_returns.add(
+            batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy(),
+            r_int.cpu().numpy(),
+            batch["dones"].cpu().numpy(),
+        )]
+
+    def prepare_batch(self, batch: TensorDict, prepare):
         """sample-factory's batch preparation, with the method's return ends shown to GAE alone.
 
         GAE reads ``dones`` as "the return stops here"; the recurrent replay reads the same tensor,
@@ -147,13 +174,13 @@ class IntrinsicLearner(Learner):
         """
         ends, self._return_ends = self._return_ends, None
         if ends is None:
-            return super()._prepare_batch(batch)
+            return prepare(batch)
         if self.cfg.with_vtrace:  # V-trace computes returns from the same tensor as the replay
             raise RuntimeError("ending returns inside episodes needs GAE; run with with_vtrace off")
         episode_ends = batch["dones"]
         batch["dones"] = episode_ends | ends
         try:
-            buff, experience_size, num_invalids = super()._prepare_batch(batch)
+            buff, experience_size, num_invalids = prepare(batch)
         finally:
             batch["dones"] = episode_ends
         flat = episode_ends.reshape(experience_size)
@@ -193,18 +220,17 @@ class IntrinsicLearner(Learner):
         return {k: float(v) for k, v in metrics.items()}
 
 
-class IntrinsicLearnerWorker(LearnerWorker):
+class IntrinsicLearnerWorker(LearnerWorkerHooks):
     """sample-factory's learner worker, running our learner."""
 
-    def __init__(self, evt_loop, cfg, env_info, buffer_mgr, batcher, policy_id):
-        super().__init__(evt_loop, cfg, env_info, buffer_mgr, batcher, policy_id)
-        self.learner = IntrinsicLearner(cfg, env_info, buffer_mgr.policy_versions, policy_id, self.param_server)
+    learner_class = IntrinsicLearner
 
     def on_stop(self, *args):
         # the row for the stretch since the last one, at the step of the checkpoint saved next
+        """Send the last metrics row and close the method before sample-factory saves and stops."""
         final = self.learner.final_report() if hasattr(self.learner, "_metrics_schedule") else None
         if final is not None:
-            self.report_msg.emit({REPORT_KEY: final, POLICY_ID_KEY: self.learner.policy_id})
+            self.send_report({REPORT_KEY: final, POLICY_ID_KEY: self.learner.policy_id})
         try:
             self.learner.method.close()
         except AttributeError:
@@ -212,20 +238,20 @@ class IntrinsicLearnerWorker(LearnerWorker):
         super().on_stop(*args)
 
 
-class _OurLearnerMixin:
-    def _make_learner(self, event_loop, policy_id, batcher):
-        return IntrinsicLearnerWorker(event_loop, self.cfg, self.env_info, self.buffer_mgr, batcher, policy_id)
-
-
-class SerialTrainer(_OurLearnerMixin, SerialRunner):
+class SerialTrainer(RunnerHooks, SerialRunner):
     """All components in this process (best on a few CPU cores)."""
 
+    learner_worker_class = IntrinsicLearnerWorker
 
-class ParallelTrainer(_OurLearnerMixin, ParallelRunner):
+
+class ParallelTrainer(RunnerHooks, ParallelRunner):
     """Rollout workers and the learner in separate processes (many cores, or a GPU); a watchdog ends the
     run within seconds when one of them dies (``watchdog.py``), instead of waiting for it for good."""
 
+    learner_worker_class = IntrinsicLearnerWorker
+
     def init(self):
+        """sample-factory's start, then the watchdog over the child processes."""
         from llmexplore.agents.watchdog import ChildWatchdog
 
         status = super().init()
@@ -233,7 +259,7 @@ class ParallelTrainer(_OurLearnerMixin, ParallelRunner):
         return status
 
     def _children(self) -> list[Any]:
-        return [*self.processes, *getattr(self.sampler, "processes", [])]
+        return child_processes(self)
 
     def _child_died(self, message: str) -> None:
         from sample_factory.algo.utils.misc import ExperimentStatus
@@ -243,8 +269,7 @@ class ParallelTrainer(_OurLearnerMixin, ParallelRunner):
         self.stopped = True
         self.event_loop.stop()
 
-    def _stop_training(self, failed: bool = False) -> None:
+    def before_stop_training(self) -> None:
         watchdog = getattr(self, "watchdog", None)
         if watchdog is not None:
             watchdog.stopping = True  # children exit on their own from here
-        super()._stop_training(failed)

@@ -191,6 +191,7 @@ class Policy:
 
     # -- acting --------------------------------------------------------------------------------
     def initial_state(self, batch: int = 1) -> torch.Tensor:
+        """The RNN state at an episode's start: zeros, [batch, rnn_size]."""
         return torch.zeros(batch, self.rnn_size)
 
     @torch.no_grad()
@@ -216,6 +217,7 @@ class Policy:
         return actions.numpy(), new_state
 
     def actor(self, greedy: bool = True, seed: int | None = None) -> "Actor":
+        """An ``Actor`` for one env: greedy or sampled actions, ``seed`` for reproducible sampling."""
         return Actor(self, greedy=greedy, seed=seed)
 
 
@@ -235,6 +237,7 @@ class Actor:
             self.generator.manual_seed(int(seed))
 
     def act(self, obs: Mapping[str, np.ndarray]) -> int:
+        """The action for one observation (no batch dimension); keeps the RNN state for the next call."""
         batch = {k: np.asarray(obs[k])[None] for k in self.policy.obs_keys}
         actions, self.state = self.policy.act(batch, self.state, greedy=self.greedy, generator=self.generator)
         return int(actions[0])

@@ -32,7 +32,8 @@ class ParentSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    run_dir: str
+    run_dir: str = Field(
+        description="run directory of the parent run whose policy weights this run starts from")
     checkpoint: str | None = Field(None, description="a checkpoint file; default: the parent's latest")
     reset: list[str] = Field(default_factory=list,
                              description=f"parts to re-initialise: {sorted(POLICY_PARTS)}")
@@ -43,17 +44,19 @@ class ResolvedRun(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    method: str
-    task: str
-    seed: int
+    method: str = Field(description="exploration method name (`llmexplore methods`)")
+    task: str = Field(description="task name (`llmexplore envs`)")
+    seed: int = Field(description="run seed, 0 to 1,000,000")
     steps: int = Field(description="the env-step budget")
-    ext_coef: float
-    int_coef: float
+    ext_coef: float = Field(
+        description="c_ext, the weight of the env's reward in the reward PPO trains on (>= 0)")
+    int_coef: float = Field(
+        description="c_int, the weight of the method's intrinsic reward in the reward PPO trains on (>= 0)")
     method_options: dict[str, Any] = Field(description="every option of the method, defaults included")
     train: TrainConfig = Field(description="resolved: the family's defaults and the preset filled in")
-    lm: LMConfig
+    lm: LMConfig = Field(description="the language model the method asks, every setting filled in")
     parent: ParentSpec | None = Field(None, description="with the parent checkpoint chosen")
-    label: str
+    label: str = Field(description="row name in tables; the method name when the spec gave none")
     encoder: str = Field(description="the policy network's encoder (agents/encoders.py)")
     policy_keys: tuple[str, ...] = Field(description="observation keys the method adds for the policy")
 

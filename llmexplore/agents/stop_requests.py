@@ -84,9 +84,11 @@ def stop_observer() -> Any:
     """A sample-factory observer that stops training, with a checkpoint, once a stop is requested."""
     from sample_factory.algo.runners.runner import AlgoObserver
 
+    from llmexplore.agents.sf_private import stop_training
+
     class StopObserver(AlgoObserver):
         def on_training_step(self, runner: Any, training_iteration_since_resume: int) -> None:
             if _requested is not None and not runner.stopped:
-                runner._stop_training()  # saves the policy, then stops every component
+                stop_training(runner)  # saves the policy, then stops every component
 
     return StopObserver()

@@ -60,14 +60,22 @@ class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     num_workers: int = Field(1, ge=1, description="rollout worker processes (1: everything in one process)")
-    envs_per_worker: int | None = Field(None, ge=2)
-    batch_size: int | None = Field(None, ge=64)
-    rollout: int = Field(32, ge=2)
-    learning_rate: float = Field(1e-4, gt=0)
-    gamma: float | None = Field(None, gt=0, le=1)
-    reward_scale: float | None = Field(None, gt=0)
-    reward_clip: float = Field(10.0, gt=0)
-    rnn_size: int = Field(256, ge=8)
+    envs_per_worker: int | None = Field(
+        None, ge=2, description="environments each rollout worker steps side by side (>= 2); default: the "
+                                "family's")
+    batch_size: int | None = Field(
+        None, ge=64, description="env steps per PPO update (>= 64); default: the family's")
+    rollout: int = Field(
+        32, ge=2, description="steps per trajectory before it goes to the learner; also the GRU's "
+                              "backpropagation length")
+    learning_rate: float = Field(
+        1e-4, gt=0, description="Adam learning rate of the policy and value networks (> 0)")
+    gamma: float | None = Field(
+        None, gt=0, le=1, description="discount factor, in (0, 1]; default: the family's")
+    reward_scale: float | None = Field(
+        None, gt=0, description="factor on the env's reward before clipping (> 0); default: the family's")
+    reward_clip: float = Field(10.0, gt=0, description="the scaled env reward is clipped to +-this (> 0)")
+    rnn_size: int = Field(256, ge=8, description="units of the policy's GRU core (>= 8)")
     network: Literal["small", "published"] = Field(
         "small", description="policy network: small (ours, sized for a CPU) or one the family offers "
                              "(published: NetHack: the NLE baseline network Motif's and ONI's code define; "
@@ -76,7 +84,8 @@ class TrainConfig(BaseModel):
         None, description="a family's named training setup (EnvFamily.presets), filled in where the run "
                           "leaves settings unset; published: NetHack: Motif's and ONI's APPO settings and network, "
                           "for GPU runs; Crafter: the scoreboard's PPO (stable-baselines3's defaults)")
-    device: Literal["cpu", "gpu", "auto"] = "cpu"
+    device: Literal["cpu", "gpu", "auto"] = Field(
+        "cpu", description="where the learner trains: cpu, gpu, or auto (gpu when CUDA is available)")
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
     torch_threads: int | None = Field(
         None, ge=1, description="intra-op threads for the serial process; default OMP_NUM_THREADS, else 1")

@@ -20,17 +20,23 @@ from llmexplore.errors import ConfigError
 class TrainingSink(Protocol):
     """Receives what happens during training (in the main process)."""
 
-    def on_episode(self, row: dict[str, Any]) -> None: ...
+    def on_episode(self, row: dict[str, Any]) -> None:
+        """A finished episode: return, length, the adapter's stats and the env steps it ended at."""
 
-    def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None: ...
+    def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
+        """Intrinsic returns (before c_int) of the episodes that ended in the last batch."""
 
-    def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None: ...
+    def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
+        """A metrics row: mean rewards per step and the method's own figures."""
 
-    def on_progress(self, env_steps: int, steps_per_second: float) -> None: ...
+    def on_progress(self, env_steps: int, steps_per_second: float) -> None:
+        """Called after each training iteration, for progress displays."""
 
-    def on_episodes_through(self, env_steps: int) -> None: ...
+    def on_episodes_through(self, env_steps: int) -> None:
+        """Every episode up to ``env_steps`` has been passed to ``on_episode``."""
 
-    def on_parent(self, report: dict[str, Any]) -> None: ...
+    def on_parent(self, report: dict[str, Any]) -> None:
+        """A fine-tuning run loaded its parent's weights: which tensors, which not, which reset."""
 
 
 @dataclass
@@ -83,6 +89,7 @@ def sf_argv(settings: RunSettings) -> list[str]:
 
 
 def build_sf_config(settings: RunSettings):
+    """sample-factory's config of a resolved run, with the run's settings under ``cfg.llmexplore``."""
     from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 
     known = _sf_option_names()
@@ -102,11 +109,14 @@ def build_sf_config(settings: RunSettings):
 def _sf_option_names() -> set[str]:
     from sample_factory.cfg.arguments import parse_sf_args
 
+    from llmexplore.agents.sf_private import option_names
+
     parser, _ = parse_sf_args([f"--env={SF_ENV_NAME}"])
-    return {a.dest for a in parser._actions}
+    return option_names(parser)
 
 
 def register_components() -> None:
+    """Register our env factory and encoders with sample-factory (in every process that builds them)."""
     from sample_factory.algo.utils.context import global_model_factory
     from sample_factory.envs.env_utils import register_env
 
@@ -127,8 +137,10 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
     from sample_factory.algo.runners.runner import AlgoObserver
     from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
 
-    from llmexplore.agents import stop_requests
+    from llmexplore.agents import sf_private, stop_requests
     from llmexplore.agents.learner import REPORT_KEY, ParallelTrainer, SerialTrainer
+
+    sf_private.check_sample_factory()  # before any work: a differing sample-factory fails here, clearly
 
     warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
     if quiet:
@@ -172,8 +184,7 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
         """The learner's count after the iteration that just ended. sample-factory's runner hears of it
         only after this point (its own budget check trails by one batch); in serial mode the learner is
         here to ask, otherwise the iteration added one batch."""
-        worker = runner.learners.get(0) if train_config.serial else None
-        learner = getattr(worker, "learner", None)
+        learner = sf_private.runner_learners(runner).get(0) if train_config.serial else None
         return int(learner.env_steps) if learner is not None else learner_steps() + samples_per_update
 
     class Progress(AlgoObserver):
@@ -185,15 +196,15 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
             # from here on a checkpoint at that count is a resume point (cell.py, ``_resume_point``)
             sink.on_episodes_through(trained_steps() if train_config.serial else learner_steps())
             if trained_steps() >= budget:  # stop on the batch that reaches the budget, not one later
-                runner_._stop_training()
+                sf_private.stop_training(runner_)
 
     runner.register_observer(Progress())
     runner.register_observer(stop_requests.stop_observer())  # Ctrl-C / SIGTERM: checkpoint, then stop
     status = runner.init()
     if status != ExperimentStatus.SUCCESS:
         return TrainResult("failed", resume_env_steps, 0, time.time() - started)
-    runner.policy_msg_handlers.setdefault(EPISODIC, []).append(on_episode)
-    runner.policy_msg_handlers.setdefault(REPORT_KEY, []).append(on_report)
+    sf_private.add_policy_msg_handler(runner, EPISODIC, on_episode)
+    sf_private.add_policy_msg_handler(runner, REPORT_KEY, on_report)
     with stop_requests.training_loop():
         status = runner.run()
     if status == ExperimentStatus.INTERRUPTED and train_config.serial:
@@ -217,8 +228,9 @@ def _checkpoint_interrupted_serial_run(runner: Any, sink: TrainingSink) -> None:
     """Ctrl-C in one process stops sample-factory's event loop before its components' stop handlers
     run, so nothing saves the learner's state: save it here, and write the metrics row of the stretch
     since the last row at the checkpoint's step, so the record ends where the resume will start."""
-    for worker in runner.learners.values():
-        learner = worker.learner
+    from llmexplore.agents.sf_private import runner_learners
+
+    for learner in runner_learners(runner).values():
         if getattr(learner, "actor_critic", None) is None or learner.env_steps == 0:
             continue
         learner.save()

@@ -85,6 +85,7 @@ class ScalarForwarder:
         self._original: Callable[..., Any] | None = None
 
     def add(self, tag: str, value: Any, step: Any) -> None:
+        """Queue one TensorBoard scalar for W&B; the scalars of one env step go as one row."""
         try:
             number, steps = float(value), int(step)
         except (TypeError, ValueError):
@@ -96,6 +97,7 @@ class ScalarForwarder:
             self._row[tag] = number
 
     def flush(self) -> None:
+        """Send the scalars queued so far."""
         with self._lock:
             if self._row:
                 self._send()
@@ -105,6 +107,7 @@ class ScalarForwarder:
         self.log(row)
 
     def install(self) -> "ScalarForwarder":
+        """Forward every ``SummaryWriter.add_scalar`` of this process to W&B from now on."""
         from tensorboardX import SummaryWriter
 
         original = SummaryWriter.add_scalar
@@ -122,6 +125,7 @@ class ScalarForwarder:
         return self
 
     def uninstall(self) -> None:
+        """Send what is queued and stop forwarding."""
         self.flush()
         if self._original is not None:
             from tensorboardX import SummaryWriter

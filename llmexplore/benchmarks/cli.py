@@ -91,8 +91,8 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--dry-run", action="store_true",
                    help="validate and list the cells, run nothing; with --backend slurm or ray, also print "
                         "exactly what would be submitted (sbatch scripts, Ray task options)")
-    p.add_argument("--no-leaderboard", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--no-leaderboard", action="store_true", help="do not build the leaderboard once the cells end")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.benchmarks.grids.grid_file import load_grid
@@ -148,7 +148,7 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
 def _leaderboard(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("runs", help="folder with run records (searched recursively)")
     p.add_argument("--out", help="where to write the files (default: <runs>/leaderboard)")
-    p.add_argument("--title")
+    p.add_argument("--title", help="heading of the leaderboard (default: the folder's name)")
     p.add_argument("--bootstrap", type=number_type(int, 100, 100_000), default=2000,
                    help="bootstrap resamples (100 to 100,000)")
 

@@ -36,14 +36,17 @@ class Dataset:
     env_var: str  # points at the dataset's folder directly
 
     def url(self, file: DataFile) -> str:
+        """Where one of the dataset's files is downloaded from (its pinned commit)."""
         return f"{GITHUB_RAW}/{self.repository}/{self.commit}/{file.upstream}"
 
     @property
     def size(self) -> int:
+        """The dataset's size in bytes."""
         return sum(f.size for f in self.files)
 
     @property
     def source(self) -> str:
+        """Repository, commit and licence, for listings."""
         return f"github.com/{self.repository} at commit {self.commit[:12]} ({self.licence})"
 
 
@@ -109,6 +112,7 @@ DATASETS: dict[str, Dataset] = {
 
 
 def dataset(name: str) -> Dataset:
+    """A dataset of the catalog by name; a DataError naming the known ones otherwise."""
     try:
         return DATASETS[name]
     except KeyError:

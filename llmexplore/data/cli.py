@@ -15,7 +15,7 @@ from llmexplore.number_input import positive_seconds_type
 def _data(p: argparse.ArgumentParser) -> Handler:
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = sub.add_parser("list", help="datasets, where they go, whether they are present and verified")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--json", action="store_true", help="print the listing as JSON")
     listing.add_argument("--dir", help="data folder (default: $LLMEXPLORE_DATA or ~/.cache/llmexplore/data)")
     fetching = sub.add_parser("fetch", help="download a dataset's pinned files and verify their sha256")
     fetching.add_argument("name", help="dataset name (`llmexplore data list`)")

@@ -88,4 +88,5 @@ class EnvAdapter(ABC):
 
     @property
     def obs_keys(self) -> tuple[str, ...]:
+        """The observation keys the adapter's env returns by default."""
         return tuple(self.observation_space().spaces.keys())

@@ -119,4 +119,5 @@ class EnvFamily:
 
     @property
     def metric(self) -> str | None:
+        """The benchmark metric the family's normalisation points refer to, if it has any."""
         return self.normalization.metric if self.normalization else None

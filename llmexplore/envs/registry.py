@@ -111,6 +111,7 @@ def unregister_family(name: str) -> None:
 
 
 def register_task(spec: TaskSpec) -> None:
+    """Add a task of an already registered family; a name given twice is an error."""
     if spec.family not in _FAMILIES:
         raise ValueError(f"register the family '{spec.family}' before its tasks")
     if spec.name in _TASKS:
@@ -129,6 +130,7 @@ def find_family(name: str) -> EnvFamily | None:
 
 
 def get_family(name: str) -> EnvFamily:
+    """A registered family by name; a ConfigError naming the registered ones otherwise."""
     if name in _FAMILIES:
         return _FAMILIES[name]
     raise ConfigError(f"unknown environment family '{name}'",
@@ -145,20 +147,25 @@ def find_network(name: str) -> Network | None:
 
 
 def task_names() -> list[str]:
+    """Every registered task name, sorted."""
     return sorted(_TASKS)
 
 
 def list_tasks() -> list[TaskSpec]:
+    """Every registered task, sorted by name."""
     return [_TASKS[n] for n in task_names()]
 
 
 def get_task(name: str) -> TaskSpec:
+    """A registered task by name; a ConfigError suggesting close names otherwise."""
     if name in _TASKS:
         return _TASKS[name]
     raise ConfigError(f"unknown task '{name}'", hint=_suggest(name, _TASKS))
 
 
 def adapter_class(family: str) -> type[EnvAdapter]:
+    """A family's adapter class, imported on first use; names the extra to install when its simulator is
+    missing."""
     found = get_family(family)
     try:
         importlib.import_module(found.probe_module)
@@ -168,6 +175,7 @@ def adapter_class(family: str) -> type[EnvAdapter]:
 
 
 def make_adapter(task: str | TaskSpec) -> EnvAdapter:
+    """The adapter of a task (by name or spec), ready to make envs."""
     spec = get_task(task) if isinstance(task, str) else task
     return adapter_class(spec.family)(spec)
 

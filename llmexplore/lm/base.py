@@ -17,10 +17,12 @@ class TokenLogprob:
     top: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> list[Any]:
+        """``[token, logprob, top]``, the compact form the cache stores."""
         return [self.token, self.logprob, self.top]
 
     @classmethod
     def from_json(cls, data: Sequence[Any]) -> "TokenLogprob":
+        """Read back what ``to_json`` wrote."""
         return cls(str(data[0]), float(data[1]), dict(data[2]) if len(data) > 2 and data[2] else {})
 
 

@@ -53,6 +53,7 @@ def key_prefix(namespace: str, params_text: str) -> "hashlib._Hash":
 
 
 def cache_key(namespace: str, params_text: str, prompt: str, prefix: "hashlib._Hash | None" = None) -> bytes:
+    """The cache key of one prompt: a hash of the namespace, the sampling settings and the prompt."""
     h = (prefix or key_prefix(namespace, params_text)).copy()
     h.update(prompt.encode("utf-8", "surrogatepass"))
     return h.digest()
@@ -77,6 +78,7 @@ class CacheCounters:
     stored: int = 0
 
     def as_dict(self) -> dict[str, int]:
+        """The counters as a plain dict, for logs and metrics."""
         return {"lookups": self.lookups, "hits": self.hits, "misses": self.misses, "stored": self.stored}
 
 
@@ -145,6 +147,7 @@ class LMCache:
                 raise self._unusable(exc, "cannot be read or written") from None
 
     def close(self) -> None:
+        """Close this process's database connection (a forked child opens its own)."""
         with self._lock:
             if self._conn is not None and self._pid == os.getpid():
                 self._conn.close()
@@ -152,6 +155,7 @@ class LMCache:
 
     # -- lookups and stores ----------------------------------------------------------------
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Completion]:
+        """The stored completions of these keys; keys not stored are left out."""
         found: dict[bytes, Completion] = {}
         unique = list(dict.fromkeys(keys))
         with self._database() as conn:
@@ -168,6 +172,7 @@ class LMCache:
         return found
 
     def get(self, key: bytes) -> Completion | None:
+        """The stored completion of one key, or None."""
         with self._database() as conn:
             row = conn.execute(
                 "SELECT text, finish, logprobs FROM completions WHERE key = ?", (key,)).fetchone()
@@ -179,6 +184,7 @@ class LMCache:
         return _decode_row(*row)
 
     def put_many(self, model: str, items: Iterable[tuple[bytes, Completion]]) -> None:
+        """Store (key, completion) pairs of a model; a key stored before is kept as it was."""
         now = time.time()
         rows = [(k, model, c.text, c.finish_reason, _encode_logprobs(c.logprobs), now) for k, c in items]
         if not rows:
@@ -201,17 +207,20 @@ class LMCache:
 
     # -- reporting -------------------------------------------------------------------------
     def entries(self, model: str | None = None) -> int:
+        """Number of stored completions, of one model or of all."""
         with self._database() as conn:
             if model is None:
                 return int(conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
             return int(conn.execute("SELECT COUNT(*) FROM completions WHERE model = ?", (model,)).fetchone()[0])
 
     def models(self) -> dict[str, int]:
+        """Stored completions per model."""
         with self._database() as conn:
             rows = conn.execute("SELECT model, COUNT(*) FROM completions GROUP BY model").fetchall()
         return {m: int(n) for m, n in rows}
 
     def stats(self) -> dict[str, object]:
+        """The cache's path, counters and size."""
         return {"path": self.path, **self.counters.as_dict(), "entries": self.entries()}
 
 
@@ -235,9 +244,11 @@ class CachedLM(LanguageModel):
 
     @property
     def model_id(self) -> str:
+        """The wrapped backend's model id."""
         return self.backend.model_id
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """Completions of the prompts: from the cache where stored, else from the backend (then stored)."""
         ptext = params.cache_text()
         prefix = key_prefix(self.namespace, ptext)
         keys = [cache_key(self.namespace, ptext, p, prefix) for p in prompts]
@@ -295,12 +306,15 @@ class CachedLM(LanguageModel):
         return self.backend.prompt_logprobs(prompts, starts)
 
     def stats(self) -> dict[str, object]:
+        """The cache's figures plus how often and with how many prompts the backend was called."""
         return {**self.cache.stats(), "backend_calls": self.backend_calls, "backend_prompts": self.backend_prompts}
 
     def close(self) -> None:
+        """Close the backend and the cache."""
         self.backend.close()
         self.cache.close()
 
 
 def counters_delta(after: Mapping[str, int], before: Mapping[str, int]) -> dict[str, int]:
+    """What each integer counter grew by between two ``stats()`` snapshots."""
     return {k: int(after[k]) - int(before.get(k, 0)) for k in after if isinstance(after[k], int)}

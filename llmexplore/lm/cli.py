@@ -19,7 +19,8 @@ def _lm_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model", help="served model name (openai), local weights folder (vllm), or local folder or "
                                    ".gguf file (transformers)")
     g.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    g.add_argument("--endpoint", choices=("chat", "completion"))
+    g.add_argument("--endpoint", choices=("chat", "completion"),
+                   help="openai/vllm: the chat API (default) or plain text completion")
     g.add_argument("--concurrency", type=number_type(int, 1, 10_000), help="openai: requests in flight")
     g.add_argument("--answer", choices=("generate", "score"),
                    help="closed-answer questions: generate and parse a reply (default), or score each option")
@@ -80,7 +81,7 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
 
     s = sub.add_parser("serve", help="serve a backend through an OpenAI-compatible HTTP API",
                        description="Serve a backend (default: the oracle) through an OpenAI-compatible HTTP API.")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
     s.add_argument("--port", type=port_type, default=8000, help="0 picks a free port (printed on start)")
     s.add_argument("--model-name", help="name clients use (default: the backend's model id)")
     s.add_argument("--max-batch", type=number_type(int, 1), default=256, help="most prompts per backend call")
@@ -105,7 +106,7 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
     pr.set_defaults(_lm_handler=_prompts)
 
     c = sub.add_parser("cache", help="entries per model in a completion cache")
-    c.add_argument("path")
+    c.add_argument("path", help="the cache's SQLite file")
     c.set_defaults(_lm_handler=_cache)
 
     def handle(args: argparse.Namespace) -> int:

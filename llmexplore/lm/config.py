@@ -25,11 +25,14 @@ class SamplingParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    temperature: float = Field(0.1, ge=0.0, le=2.0)
-    top_p: float = Field(0.95, gt=0.0, le=1.0)
-    max_tokens: int = Field(4096, ge=1)
-    stop: tuple[str, ...] = ()
-    seed: int | None = None
+    temperature: float = Field(0.1, ge=0.0, le=2.0, description="sampling temperature, 0 to 2 (0: greedy)")
+    top_p: float = Field(
+        0.95, gt=0.0, le=1.0, description="nucleus sampling: sample from the smallest set of tokens holding "
+                                          "this probability, in (0, 1]")
+    max_tokens: int = Field(4096, ge=1, description="most new tokens per reply (>= 1)")
+    stop: tuple[str, ...] = Field((), description="strings that end a reply where they appear")
+    seed: int | None = Field(
+        None, description="sampling seed sent to the backend; none: the backend's own randomness")
     logprobs: int | None = Field(None, ge=0, le=20, description="number of top alternatives per token; None: no logprobs")
 
     def cache_text(self) -> str:
@@ -54,10 +57,15 @@ class LMConfig(BaseModel):
     timeout_s: float = Field(120.0, gt=0, description="openai: seconds before a request is abandoned and retried")
     max_retries: int = Field(6, ge=0, description="openai: retries on timeouts, 429, 5xx and malformed replies")
     prompts: str | None = Field(None, description="folder of prompt templates; default: configs/prompts")
-    temperature: float = Field(0.1, ge=0.0, le=2.0)
-    top_p: float = Field(0.95, gt=0.0, le=1.0)
-    max_tokens: int = Field(4096, ge=1)
-    seed: int | None = None
+    temperature: float = Field(
+        0.1, ge=0.0, le=2.0, description="sampling temperature, 0 to 2 (published annotation: 0.1)")
+    top_p: float = Field(
+        0.95, gt=0.0, le=1.0, description="nucleus sampling mass, in (0, 1] (published annotation: 0.95)")
+    max_tokens: int = Field(
+        4096, ge=1, description="most new tokens per reply (>= 1); a low cap cuts reasoning prompts' answer "
+                                "line off")
+    seed: int | None = Field(
+        None, description="sampling seed sent to the backend; none: the backend's own randomness")
     answer: Literal["generate", "score"] = Field(
         "generate", description="closed-answer questions: generate a reply and parse it, or score each "
                                 "option's log-probability after the prompt (transformers, vllm, openai completion)")
@@ -65,6 +73,7 @@ class LMConfig(BaseModel):
                                               "(removes a model's fixed bias toward one option)")
 
     def sampling(self, **overrides: Any) -> SamplingParams:
+        """The sampling settings of this config, with ``overrides`` (e.g. a question's own max_tokens)."""
         values = dict(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
         values.update(overrides)
         return SamplingParams(**values)

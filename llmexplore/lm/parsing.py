@@ -31,6 +31,7 @@ class Parsed:
 
 
 def fail(reason: str) -> Parsed:
+    """A failed parse, with why."""
     return Parsed(None, False, reason)
 
 
@@ -56,10 +57,13 @@ class DeclaredAnswer:
         self._ok = {k: Parsed(v, True) for k, v in self.values.items()}
 
     def clean(self, raw: str) -> str:
+        """An answer as compared: without decoration, lower case, single spaces."""
         value = raw.strip().strip(_DECORATION).strip().lower()
         return " ".join(value.split())
 
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        """The answer on the reply's answer lines; a failure saying why when there is none, or answers
+        conflict, or none is a valid value, or the reply retracts it."""
         if text is None or not text.strip():
             return fail("empty")
         low = text.lower()

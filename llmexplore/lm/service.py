@@ -72,6 +72,7 @@ class AnnotationService:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "AnnotationService":
+        """Start the background thread that sends queued items to the LM (again after a stop)."""
         if self._thread is None or not self._thread.is_alive():
             self._stop = False
             self._thread = threading.Thread(target=self._run, name="annotation-service", daemon=True)
@@ -122,6 +123,7 @@ class AnnotationService:
         return out
 
     def label(self, item: Any, default: Any = None) -> Any:
+        """The LM's answer for an item once it has come back, else ``default``."""
         with self._lock:
             return self._labels.get(self.question.key(item), default)
 
@@ -131,6 +133,7 @@ class AnnotationService:
             return dict(self._labels)
 
     def pending(self) -> int:
+        """Items queued or in flight."""
         with self._lock:
             return len(self._pending)
 
@@ -146,6 +149,7 @@ class AnnotationService:
         return True
 
     def stats(self) -> dict[str, Any]:
+        """Counters and the recent answer rate, for the run's metrics."""
         now = time.monotonic()
         with self._lock:
             while self._recent and now - self._recent[0][0] > self.rate_window_s:
@@ -165,6 +169,7 @@ class AnnotationService:
                     "counters": dict(self.counters)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore the answers (and the queue) a checkpoint saved; refuses another state version."""
         from llmexplore.errors import DataError
 
         if state.get("version") != STATE_VERSION:

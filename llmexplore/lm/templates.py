@@ -70,6 +70,7 @@ class Template:
     def render(self, **fields: str) -> str:
         # joining the parsed pieces gives what ``str.format`` gives (no specs or conversions are
         # allowed) without re-reading the whole template for every prompt
+        """The prompt with the fields filled in; an error naming a missing field."""
         parts: list[str] = []
         try:
             for literal, field in self._pieces:
@@ -128,6 +129,7 @@ class Template:
 
 
 def default_prompt_dir() -> Path:
+    """The prompt folder: $LLMEXPLORE_PROMPTS, else the repository's configs/prompts."""
     env = os.environ.get(PROMPTS_ENV)
     if env:
         return Path(env).expanduser()
@@ -155,15 +157,19 @@ class PromptLibrary:
             raise TemplateError(f"{retry}: needs exactly the fields {{question}} and {{answer_format}}")
 
     def kinds(self) -> list[str]:
+        """Every kind of prompt the library holds."""
         return sorted({k for k, _ in self._templates})
 
     def versions(self, kind: str) -> list[str]:
+        """The versions of one kind of prompt."""
         return sorted(v for k, v in self._templates if k == kind)
 
     def templates(self) -> list[Template]:
+        """Every template of the library."""
         return list(self._templates.values())
 
     def template(self, kind: str, version: str = "default") -> Template:
+        """One template; an error naming the versions there are."""
         try:
             return self._templates[(kind, version)]
         except KeyError:

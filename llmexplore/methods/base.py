@@ -92,14 +92,17 @@ class RewardBatch:
 
     @property
     def next_obs(self) -> dict[str, torch.Tensor]:
+        """The observations after each transition: [N, T, ...]."""
         return {k: v[:, 1:] for k, v in self.obs.items()}
 
     @property
     def current_obs(self) -> dict[str, torch.Tensor]:
+        """The observations before each transition: [N, T, ...]."""
         return {k: v[:, :-1] for k, v in self.obs.items()}
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(N, T): trajectories and steps per trajectory."""
         return tuple(self.actions.shape[:2])  # type: ignore[return-value]
 
 
@@ -192,9 +195,11 @@ class IntrinsicReward(ABC):
         return {}
 
     def state_dict(self) -> dict[str, Any]:
+        """Everything the method has learned, saved in every checkpoint (tensors, numbers, lists)."""
         return {}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` saved, when a run resumes or a policy is loaded."""
         pass
 
     def state_summary(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ class RunningMeanStd(nn.Module):
 
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
+        """Fold a batch [B, *shape] into the running mean and variance."""
         x = x.detach().to(torch.float64).reshape(-1, *self.mean.shape)
         if x.shape[0] == 0:
             return
@@ -35,14 +36,17 @@ class RunningMeanStd(nn.Module):
 
     @property
     def std(self) -> torch.Tensor:
+        """The running standard deviation, at least 1e-8."""
         return self.var.sqrt().clamp_min(1e-8)
 
     def normalize(self, x: torch.Tensor, clip: float | None = None) -> torch.Tensor:
+        """``(x - mean) / std``, clipped to +-clip when given."""
         y = (x - self.mean.to(x.dtype)) / self.std.to(x.dtype)
         return y.clamp(-clip, clip) if clip is not None else y
 
 
 def is_image(space: gym.spaces.Space) -> bool:
+    """Whether a space holds H x W x C images (C 1 or 3)."""
     return isinstance(space, gym.spaces.Box) and len(space.shape) == 3 and space.shape[-1] in (1, 3)
 
 
@@ -73,6 +77,7 @@ class ObservationFeatures(nn.Module):
         self.head = nn.Sequential(nn.Linear(size, hidden), nn.LeakyReLU(), nn.Linear(hidden, out_dim))
 
     def forward(self, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Features [B, out_dim] of a batch of observations (images through a CNN, the rest flattened)."""
         parts = []
         for key in self.image_keys:
             x = inputs[key]

@@ -125,15 +125,18 @@ def _register_named_in_variable() -> None:
 
 
 def method_names() -> list[str]:
+    """Every registered method name (plugins included), sorted."""
     _load_all()
     return sorted(_METHODS)
 
 
 def list_methods() -> list[type[IntrinsicReward]]:
+    """Every registered method class, sorted by name."""
     return [_METHODS[n] for n in method_names()]
 
 
 def get_method(name: str) -> type[IntrinsicReward]:
+    """A method class by name; a ConfigError suggesting close names (or why a plugin failed) otherwise."""
     _load_all()
     if name in _METHODS:
         return _METHODS[name]

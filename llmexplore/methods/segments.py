@@ -34,7 +34,9 @@ class SegmentSums:
         return finished
 
     def state_dict(self) -> dict[str, Any]:
+        """The open segments' partial sums, for checkpoints."""
         return {"partial": dict(self.partial)}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore the partial sums ``state_dict`` saved."""
         self.partial = defaultdict(float, {int(k): float(v) for k, v in state.get("partial", {}).items()})

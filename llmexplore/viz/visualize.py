@@ -36,6 +36,7 @@ PALETTE_SAMPLES = 6  # frames a GIF's palette is taken from
 
 
 def episode_files(seed: int, fmt: str) -> dict[str, str]:
+    """The names of the files written for one episode (page, animation, plot, step log, summary)."""
     stem = f"seed{seed}"
     return {"page": f"{stem}.html", "animation": f"{stem}.{fmt}", "plot": f"{stem}_rewards.png",
             "log": f"{stem}_steps.tsv", "summary": f"{stem}.json"}
@@ -58,6 +59,7 @@ class VisualizeJob:
         self.__init__(**state)
 
     def setup(self) -> None:
+        """Load the policy, its env, its method and the family's screen once per worker process."""
         if self._policy is None:
             self._policy = load_policy(self.args["run_dir"], self.args["checkpoint"])
         self.adapter = make_adapter(self._policy.settings.task)
@@ -66,6 +68,7 @@ class VisualizeJob:
         self.method = self._policy.make_method()
 
     def run(self, seed: int) -> dict[str, Any]:
+        """Play and record one episode on ``seed``, then write its files."""
         policy = self._policy
         trace = play_episode(policy, self.env, seed, greedy=self.greedy, extra_keys=self.screen.extra_keys)
         score_episode(self.method, policy, trace)
@@ -176,4 +179,5 @@ def visualize(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "l
 
 
 def read_index(out_dir: str | Path) -> dict[str, Any]:
+    """The index.json of a visualisation folder."""
     return json.loads((Path(out_dir) / "index.json").read_text())

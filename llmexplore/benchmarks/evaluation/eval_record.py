@@ -31,9 +31,10 @@ class CheckpointRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field(description="relative to the run directory when inside it")
-    kind: Literal["latest", "best", "path"]
-    env_steps: int
-    sha256: str
+    kind: Literal["latest", "best", "path"] = Field(
+        description="how the checkpoint was chosen: latest, best, or a path given")
+    env_steps: int = Field(description="env steps the policy had trained for when the checkpoint was saved")
+    sha256: str = Field(description="SHA-256 of the checkpoint file, hex")
 
 
 class EvalEpisode(BaseModel):
@@ -41,42 +42,47 @@ class EvalEpisode(BaseModel):
 
     seed: int = Field(description="evaluation seed")
     env_seed: int = Field(description="seed given to the env: the offset plus the evaluation seed")
-    length: int
+    length: int = Field(description="steps in the episode")
     episode_return: float = Field(alias="return", description="sum of the env's reward (unscaled)")
     intrinsic_return: float = Field(description="sum of the run's intrinsic reward, before c_int")
-    terminated: bool
-    truncated: bool
+    terminated: bool = Field(description="the episode ended in the env (death, success)")
+    truncated: bool = Field(description="the episode was cut at the env's step limit")
     stats: dict[str, Any] = Field(description="the adapter's episode stats")
 
 
 class EvalTiming(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    wall_seconds: float
-    workers: int
-    episodes_per_second: float
-    steps_per_second: float
+    wall_seconds: float = Field(description="seconds the evaluation took")
+    workers: int = Field(description="processes that played episodes")
+    episodes_per_second: float = Field(description="episodes played per wall-clock second")
+    steps_per_second: float = Field(description="env steps per wall-clock second, over all workers")
     resumed_episodes: int = Field(0, description="episodes taken from an interrupted earlier evaluation")
 
 
 class EvaluationRecord(BaseModel):
-    schema_name: Literal["llmexplore.evaluation"] = Field(EVAL_SCHEMA_NAME, alias="schema")
-    schema_version: int = EVAL_SCHEMA_VERSION
-    run_dir: str
+    schema_name: Literal["llmexplore.evaluation"] = Field(
+        EVAL_SCHEMA_NAME, alias="schema", description="record type, always llmexplore.evaluation (JSON key: "
+                                                      "schema)")
+    schema_version: int = Field(
+        EVAL_SCHEMA_VERSION, description="version of this record's layout; a reader refuses newer ones")
+    run_dir: str = Field(description="the evaluated run's directory")
     cell: str | None = Field(description="the run's cell id, from its run record when there is one")
-    method: str
-    task: str
-    run_seed: int
-    checkpoint: CheckpointRef
-    action_selection: ActionSelection
+    method: str = Field(description="the run's exploration method")
+    task: str = Field(description="the run's task")
+    run_seed: int = Field(description="the run's training seed")
+    checkpoint: CheckpointRef = Field(description="which checkpoint was played")
+    action_selection: ActionSelection = Field(
+        description="greedy (the most likely action) or sample (from the policy's distribution)")
     seed_offset: int = Field(description="env seed = seed_offset + evaluation seed")
-    seeds: list[int]
+    seeds: list[int] = Field(description="evaluation seeds, one episode each")
     metric: str = Field(description="name of the benchmark metric in metrics")
     metrics: dict[str, float] = Field(description="the adapter's summary of the episodes, plus intrinsic_return")
-    episodes: list[EvalEpisode]
-    environment: dict[str, Any]
-    created_at: str
-    timing: EvalTiming
+    episodes: list[EvalEpisode] = Field(description="one entry per episode, in seed order")
+    environment: dict[str, Any] = Field(
+        description="versions, git commit, host and hardware of the evaluating process")
+    created_at: str = Field(description="when the record was written, ISO 8601 UTC")
+    timing: EvalTiming = Field(description="how long it took; differs between identical evaluations")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -49,17 +49,20 @@ class EvaluateJob:
         self.__init__(**state)
 
     def setup(self) -> None:
+        """Load the policy, its env and its method once per worker process."""
         if self._policy is None:
             self._policy = load_policy(self.run_dir, self.checkpoint)
         self._env = self._policy.make_env()
         self._method = self._policy.make_method()
 
     def run(self, seed: int) -> dict[str, Any]:
+        """Play one episode on ``seed`` and return its record row."""
         trace = play_episode(self._policy, self._env, seed, greedy=self.greedy)
         return episode_row(score_episode(self._method, self._policy, trace))
 
 
 def check_seeds(seeds: Sequence[int]) -> list[int]:
+    """The seeds as ints; an error for none, negative ones or repeats."""
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ConfigError("no seeds to evaluate", hint="give --episodes N or --seeds S [S ...]")
@@ -73,6 +76,7 @@ def check_seeds(seeds: Sequence[int]) -> list[int]:
 
 
 def default_output(run_dir: Path, policy: Policy, greedy: bool) -> Path:
+    """Where an evaluation is written when no --out is given: under the run's evaluation folder."""
     mode = "greedy" if greedy else "sample"
     return run_dir / EVAL_DIR / f"{policy.checkpoint.path.stem}.{mode}.json"
 
@@ -166,6 +170,7 @@ def _cell(run_dir: Path) -> str | None:
 
 
 def relative_to_run(path: Path, root: Path) -> str:
+    """``path`` relative to the run folder when inside it, else as is."""
     try:
         return str(path.relative_to(root))
     except ValueError:

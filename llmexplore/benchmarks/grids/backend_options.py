@@ -41,11 +41,12 @@ class SlurmOptions(BaseModel):
                                                 "runs the same jobs as processes on this machine (tests, laptops)")
     folder: str | None = Field(None, description="job scripts and logs (default: <results>/slurm); must be on a "
                                                  "file system the nodes share")
-    partition: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    constraint: str | None = None
-    exclude: str | None = None
+    partition: str | None = Field(None, description="SLURM partition (--partition); default: the cluster's")
+    account: str | None = Field(None, description="account to charge (--account)")
+    qos: str | None = Field(None, description="quality of service (--qos)")
+    constraint: str | None = Field(
+        None, description="node features required (--constraint), e.g. a CPU or GPU type")
+    exclude: str | None = Field(None, description="nodes not to use (--exclude), e.g. node[01-03]")
     time_minutes: int | None = Field(None, ge=1, description="wall-clock limit per job; default: "
                                                              "suite.resources.time_minutes")
     gpu_type: str | None = Field(None, description="GPU model, e.g. a100: asks for --gpus-per-node=a100:N")

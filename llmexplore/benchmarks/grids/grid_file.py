@@ -61,22 +61,26 @@ class Resources(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    cpus: int = Field(1, ge=1)
-    gpus: float = Field(0, ge=0)
-    memory_gb: float = Field(4, gt=0)
+    cpus: int = Field(1, ge=1, description="CPU cores one cell asks for (>= 1)")
+    gpus: float = Field(
+        0, ge=0, description="GPUs one cell asks for (>= 0; a fraction shares a GPU under Ray)")
+    memory_gb: float = Field(4, gt=0, description="memory one cell asks for, in GB (> 0)")
     time_minutes: int = Field(60, ge=1, description="wall-clock limit per cell (SLURM)")
 
 
 class Finetune(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    task: str
+    task: str = Field(description="task the fine-tuning cells train on")
     steps: Steps | None = Field(
         None, description="the fine-tuning budget; default: the parent's; 'published': the task's own")
     method: str = Field("none", description="fine-tuning method; 'parent': each cell keeps its pretraining method "
                                             "(and options), so a policy keeps the inputs that method adds")
-    reset: list[str] = Field(default_factory=list)
-    ext_coef: float | None = Field(None, ge=0)
+    reset: list[str] = Field(
+        default_factory=list, description="parts of the parent's policy to re-initialise (encoder, core, "
+                                          "decoder, critic, action_head)")
+    ext_coef: float | None = Field(
+        None, ge=0, description="c_ext of the fine-tuning cells (>= 0); default: the task's published value")
     int_coef: float | None = Field(None, ge=0, description="c_int of the fine-tuning method (default: its own)")
     method_options: dict[str, Any] | None = Field(
         None, description="options of the fine-tuning method; default: the parent's when the method is the same")
@@ -87,15 +91,20 @@ class Suite(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    name: str | None = None
-    protocol: Protocol = "with-reward"
-    tasks: list[str] = Field(default_factory=list)
+    name: str | None = Field(None, description="name of the suite, for readers of the grid file")
+    protocol: Protocol = Field(
+        "with-reward", description="reward-free (ext_coef forced to 0), with-reward, or pretrain-finetune "
+                                   "(reward-free, then a fine-tuning cell per cell)")
+    tasks: list[str] = Field(
+        default_factory=list, description="tasks each cell runs on when the grid's cells name none")
     steps: Steps | None = Field(
         None, description="every cell's budget unless it sets its own (budget.choose_steps: a missing one is "
                                 "the published budget only where that takes under a day here)")
     metrics: list[str] = Field(default_factory=list, description="leaderboard columns beyond each task's metric")
-    finetune: Finetune | None = None
-    resources: Resources = Field(default_factory=Resources)
+    finetune: Finetune | None = Field(
+        None, description="the fine-tuning stage of the pretrain-finetune protocol")
+    resources: Resources = Field(
+        default_factory=Resources, description="what each cell asks of a scheduler (Ray, SLURM)")
 
 
 @dataclass
@@ -111,6 +120,7 @@ class Cell:
 
     @property
     def label(self) -> str:
+        """The cell's row name in tables (the method's name unless the grid gave a label)."""
         return self.spec.label or self.spec.method
 
 
@@ -127,10 +137,12 @@ class Grid:
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def cell(self, cell_id: str) -> Cell:
+        """The cell with this id."""
         return next(c for c in self.cells if c.id == cell_id)
 
 
 def safe_name(text: str) -> str:
+    """``text`` as a file-name part: letters, digits and ``._+-`` only."""
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("_") or "x"
 
 

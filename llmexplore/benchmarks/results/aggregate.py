@@ -117,6 +117,8 @@ def _mean_over_all(values: list[float]) -> tuple[float, float]:
 
 
 def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
+    """One row per (task, label): seeds, budget, the metric's mean, standard error and IQM with its
+    bootstrap interval, and the mean env and intrinsic returns."""
     groups: dict[tuple[str, str], list[Run]] = {}
     for run in runs:
         groups.setdefault((run.task, run.label), []).append(run)
@@ -161,6 +163,7 @@ def scores_table(runs: list[Run]) -> pd.DataFrame:
 
 
 def normalized(run: Run) -> float | None:
+    """The run's metric scaled between its family's low and high reference points, or None without them."""
     info = run.family_info
     points = info.normalization if info else None
     if points is None or points.metric != run.record.metric:

@@ -16,6 +16,8 @@ from llmexplore.benchmarks.results.statistics import interval_is_ci  # noqa: E40
 
 
 def plot_curves(runs: list[Run], task: str, metric: str, path: Path) -> Path | None:
+    """Plot a task's learning curves (metric, episode return, intrinsic return) per label; None when no run
+    has a curve."""
     panels = [("metric", metric), ("episode_return", "episode return"), ("intrinsic_return", "intrinsic return")]
     data = [(title, learning_curves(runs, task, key)) for key, title in panels]
     data = [(title, curves) for title, curves in data if any(len(df) for df in curves.values())]
@@ -44,6 +46,7 @@ def plot_curves(runs: list[Run], task: str, metric: str, path: Path) -> Path | N
 
 
 def plot_achievements(table: pd.DataFrame, task: str, path: Path) -> Path | None:
+    """Plot a task's achievement success rates per label; None when the task has none."""
     if table.empty:  # no Crafter runs: the table has no columns at all
         return None
     rows = table[table["task"] == task]

@@ -114,6 +114,7 @@ def task_display(task_rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def reference_display(task: str) -> tuple[pd.DataFrame, str] | None:
+    """The published results for a task as a table, with its source line; None when none are known."""
     ref = references.for_task(task)
     if not ref:
         return None
@@ -210,6 +211,7 @@ class Board:
 
     @property
     def has_aggregate(self) -> bool:
+        """Whether any label ran on more than one task, so an aggregate table means something."""
         return not self.aggregate.empty and self.aggregate["tasks"].max() > 1
 
 
@@ -302,6 +304,7 @@ EXCLUDED_COLUMNS = ["path", "status", "cell", "why"]
 
 
 def excluded_display(excluded: list[dict[str, Any]]) -> pd.DataFrame:
+    """The run records left out of the leaderboard, with why, as a table."""
     return pd.DataFrame([{c: str(row.get(c, "")) for c in EXCLUDED_COLUMNS} for row in excluded],
                         columns=EXCLUDED_COLUMNS)
 

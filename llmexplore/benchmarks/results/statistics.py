@@ -63,11 +63,13 @@ def task_means(strata: Sequence[Sequence[float]]) -> np.ndarray:
 
 
 def median_of_task_means(strata: Sequence[Sequence[float]]) -> float:
+    """Median over tasks of each task's mean score (NaN without tasks)."""
     means = task_means(strata)
     return float(np.median(means)) if means.size else float("nan")
 
 
 def mean_of_task_means(strata: Sequence[Sequence[float]]) -> float:
+    """Mean over tasks of each task's mean score (NaN without tasks)."""
     means = task_means(strata)
     return float(np.mean(means)) if means.size else float("nan")
 

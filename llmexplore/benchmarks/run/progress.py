@@ -35,9 +35,11 @@ class ProgressView:
             self._bar.start()
 
     def episode_return(self, value: float) -> None:
+        """Fold an episode's return into the shown running average."""
         self._last_return = value if self._last_return is None else 0.95 * self._last_return + 0.05 * value
 
     def update(self, env_steps: int, steps_per_second: float) -> None:
+        """Move the progress bar to ``env_steps``."""
         if not self.enabled:
             return
         ret = "-" if self._last_return is None else f"{self._last_return:.2f}"
@@ -53,6 +55,7 @@ class ProgressView:
                   f"{steps_per_second:,.0f} steps/s, return {ret}", file=self.stream, flush=True)
 
     def close(self) -> None:
+        """Stop the progress bar."""
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

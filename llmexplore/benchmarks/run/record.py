@@ -30,8 +30,9 @@ class CurvePoint(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     env_steps: int = Field(description="end of the bin of env steps")
-    episodes: int
-    episode_return: float | None
+    episodes: int = Field(description="episodes that ended in the bin")
+    episode_return: float | None = Field(
+        description="mean env return of those episodes (unscaled); none when none ended")
     intrinsic_return: float | None = Field(description="mean sum of the method's reward per episode, before c_int")
     metric: float | None = Field(description="the benchmark metric over the bin's episodes")
 
@@ -41,11 +42,14 @@ class Session(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    started_at: str
-    seconds: float
-    env_steps_start: int
-    env_steps_end: int
-    status: SessionStatus
+    started_at: str = Field(description="when the process started, ISO 8601 UTC")
+    seconds: float = Field(description="wall-clock seconds the process trained")
+    env_steps_start: int = Field(
+        description="the run's env steps when the process started (its resume point)")
+    env_steps_end: int = Field(description="the run's env steps when the process stopped")
+    status: SessionStatus = Field(
+        description="how the process ended: running (still, or killed before it could say), complete, "
+                    "interrupted, failed or killed")
 
 
 class RunFiles(BaseModel):

@@ -25,17 +25,24 @@ from llmexplore.number_input import MAX_SEED, MAX_STEPS
 class RunSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    method: str
-    task: str
-    seed: int = Field(0, ge=0, le=MAX_SEED)
+    method: str = Field(description="exploration method name (`llmexplore methods`)")
+    task: str = Field(description="task name (`llmexplore envs`)")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="run seed, 0 to 1,000,000")
     steps: int | None = Field(None, gt=0, le=MAX_STEPS,
                               description="env-step budget; default: the task's published budget")
     ext_coef: float | None = Field(None, ge=0, description="c_ext; default: the task's published value")
     int_coef: float | None = Field(None, ge=0, description="c_int; default: the method's published value")
-    method_options: dict[str, Any] = Field(default_factory=dict)
-    train: TrainConfig = Field(default_factory=TrainConfig)
-    lm: LMConfig = Field(default_factory=LMConfig)
-    parent: ParentSpec | None = None
+    method_options: dict[str, Any] = Field(
+        default_factory=dict, description="the method's options (`-o key=value`; `llmexplore methods NAME` "
+                                          "lists them); unset ones take the method's defaults")
+    train: TrainConfig = Field(
+        default_factory=TrainConfig, description="training settings (`-t key=value`; `llmexplore options` "
+                                                 "lists them)")
+    lm: LMConfig = Field(
+        default_factory=LMConfig, description="language-model settings (`--lm key=value`); used by methods "
+                                              "that ask an LM")
+    parent: ParentSpec | None = Field(
+        None, description="fine-tune from another run's checkpoint (`--parent`); none: train from scratch")
     label: str | None = Field(None, description="row name in tables (default: the method name)")
 
     @classmethod

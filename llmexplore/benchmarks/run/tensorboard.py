@@ -40,6 +40,7 @@ class RunBoard:
 
     @property
     def writer(self):
+        """The run's TensorBoard writer, opened on first use."""
         if self._writer is None:
             from tensorboardX import SummaryWriter
 
@@ -48,6 +49,7 @@ class RunBoard:
         return self._writer
 
     def episode(self, row: dict[str, Any]) -> None:
+        """Log an episode's return, and the benchmark metric over the recent episodes when due."""
         steps = int(row.get("env_steps", self._last_steps))
         self._last_steps = steps
         self.writer.add_scalar("llmexplore/episode_return", float(row.get("return", 0.0)), steps)
@@ -57,10 +59,12 @@ class RunBoard:
             self._write_metric(steps)
 
     def intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
+        """Log each finished episode's intrinsic return."""
         for value in returns:
             self.writer.add_scalar("llmexplore/intrinsic_return_per_episode", float(value), env_steps)
 
     def metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
+        """Log a metrics row: rewards per step and the method's figures."""
         if "reward_int_mean" in metrics:
             self.writer.add_scalar("llmexplore/intrinsic_reward_per_step", metrics["reward_int_mean"], env_steps)
         if "reward_ext_mean" in metrics:
@@ -77,6 +81,7 @@ class RunBoard:
             self.writer.add_scalar(f"benchmark/{self.adapter.metric}", float(value), steps)
 
     def close(self) -> None:
+        """Log the last metric row if one is due, and close the writer."""
         if self.window and self._since_metric:
             self._write_metric(self._last_steps)
         if self._writer is not None:

@@ -104,7 +104,8 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--task", required=True,
                    help="zero-shot task name (`llmexplore maestro tasks` lists them)")
     p.add_argument("--run", required=True, help="run directory of a `llmexplore run --method maestro` run")
-    p.add_argument("--episodes", type=number_type(int, 1, 1_000_000), default=20)
+    p.add_argument("--episodes", type=number_type(int, 1, 1_000_000), default=20,
+                   help="episodes to play, one per evaluation seed")
     p.add_argument("--out", help="also write the result JSON to this file")
     p.add_argument("--checkpoint", default="latest", help="latest | best | a .pth file")
     p.add_argument("--greedy", action="store_true", help="most likely actions instead of sampled ones")

@@ -82,7 +82,8 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--epochs", type=number_type(int, 1, 100_000), default=defaults.epochs, help="passes over the training pairs")
     p.add_argument("--val-fraction", type=number_type(float, 0, 1, low_open=True), default=defaults.val_fraction, help="share of pairs held out for validation")
     p.add_argument("--seed", type=seed_type, default=defaults.seed, help="training seed")
-    p.add_argument("--device", choices=["cpu", "cuda", "auto"], default=defaults.device)
+    p.add_argument("--device", choices=["cpu", "cuda", "auto"], default=defaults.device,
+                   help="where the reward model trains (auto: cuda when available)")
     p.add_argument("--unknown", choices=("drop", "tie"), default=defaults.unknown,
                    help="unknown labels (3): drop them as the published code does (default), or count them as "
                         "ties (on a finished annotation)")

@@ -52,12 +52,14 @@ class RewardTrainingOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    lr: float = Field(1e-5, gt=0)
-    batch_size: int = Field(1024, ge=1)
-    epochs: int = Field(10, ge=1)
-    val_fraction: float = Field(0.2, gt=0, lt=1)
-    seed: int = Field(0, ge=0)
-    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    lr: float = Field(1e-5, gt=0, description="Adam learning rate of the reward model (published 1e-5)")
+    batch_size: int = Field(1024, ge=1, description="preference pairs per gradient step (published 1,024)")
+    epochs: int = Field(10, ge=1, description="passes over the training pairs (published 10)")
+    val_fraction: float = Field(
+        0.2, gt=0, lt=1, description="share of the pairs held out for validation, in (0, 1)")
+    seed: int = Field(0, ge=0, description="seed of the split and of the network's initialisation")
+    device: Literal["cpu", "cuda", "auto"] = Field(
+        "cpu", description="where the reward model trains: cpu, cuda, or auto (cuda when available)")
     #: 1 by default: the network is small, and on a shared 2-core machine torch's 2-thread ops
     #: ran 4x slower than one thread (tests/perf/motif_reward_training.py); raise it on a
     #: dedicated many-core CPU

@@ -100,7 +100,7 @@ class OniModelOptions(OniOptions):
 
 class ClassificationOptions(OniModelOptions):
     threshold: float = Field(0.5, gt=0, lt=1, description="reward 1 when p(helpful) exceeds this")
-    dropout: float = Field(0.1, ge=0, lt=1)
+    dropout: float = Field(0.1, ge=0, lt=1, description="dropout rate of the classifier, in [0, 1)")
 
 
 class RankingOptions(OniModelOptions):
@@ -108,7 +108,8 @@ class RankingOptions(OniModelOptions):
     subsample: int = Field(10, ge=1, description="every k-th step of a batch enters the caption reservoir")
     pairs_per_batch: int = Field(10, ge=0, description="pairs sent per batch while the LM queue is short")
     reservoir_size: int = Field(100_000, ge=2, description="captions the reservoir holds")
-    grad_clip: float = Field(10.0, gt=0)
+    grad_clip: float = Field(
+        10.0, gt=0, description="gradient-norm clip of the ranking model's updates (> 0)")
 
 
 class _Oni(IntrinsicReward):

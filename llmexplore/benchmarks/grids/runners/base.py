@@ -118,6 +118,8 @@ class GridRunner:
 
     # -- main loop -----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
+        """Run every cell not yet complete through the backend until each has ended; returns the summary
+        it also writes (on Ctrl-C too, marked interrupted)."""
         for state in self.states.values():
             if _is_complete(state.cell):
                 state.status = "skipped"
@@ -272,6 +274,7 @@ class GridView:
             self._live.start()
 
     def update(self, states) -> None:
+        """Redraw the counts of cells per status."""
         if not self.enabled:
             return
         states = list(states)
@@ -304,6 +307,7 @@ class GridView:
             print(line, file=self.stream, flush=True)
 
     def close(self) -> None:
+        """Stop the live display."""
         if self._live is not None:
             self._live.stop()
             self._live = None

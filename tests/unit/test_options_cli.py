@@ -1,0 +1,38 @@
+"""`llmexplore options`: every -t, -o and --lm key with its default, read from the models that check them."""
+
+from __future__ import annotations
+
+import json
+
+from llmexplore.agents.train_config import TrainConfig, family_defaults
+from llmexplore.cli import main
+from llmexplore.lm.config import LMConfig
+from llmexplore.methods import get_method
+from llmexplore.options_cli import sections
+
+
+def test_the_listing_has_every_key_of_the_models_with_family_defaults_filled_in():
+    listing = sections("rnd", "crafter:reward-free")
+    train = {row["key"]: row for row in listing["train"]}
+    assert list(train) == list(TrainConfig.model_fields)
+    assert train["batch_size"]["default"] == family_defaults("crafter")["batch_size"]
+    assert train["gamma"]["values"] == "> 0, <= 1" and train["device"]["values"] == "cpu | gpu | auto"
+    assert [row["key"] for row in listing["method"]["options"]] == list(get_method("rnd").Options.model_fields)
+    assert [row["key"] for row in listing["lm"]] == list(LMConfig.model_fields)
+    assert all(row["description"] for group in (listing["train"], listing["lm"]) for row in group)
+
+
+def test_the_command_prints_the_three_groups_and_json(capsys):
+    assert main(["options", "--method", "rnd"]) == 0
+    text = capsys.readouterr().out
+    assert "-t / --train KEY=VALUE" in text and "-o / --option KEY=VALUE: method rnd" in text
+    assert "--lm KEY=VALUE" in text and "update_fraction" in text and "reward_clip" in text
+    assert main(["options", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert set(listing) == {"train", "lm"}  # no method named: no -o keys
+
+
+def test_an_unknown_method_or_task_is_a_clear_error(capsys):
+    assert main(["options", "--method", "nope"]) == 2
+    assert main(["options", "--task", "nope"]) == 2
+    assert "error" in capsys.readouterr().err
