@@ -1,4 +1,5 @@
-"""The ``llmexplore`` command."""
+"""The ``llmexplore`` command: the hub that builds the parser from the sub-command registry
+(``llmexplore/commands.py``), and the commands about runs, tasks and methods themselves."""
 
 from __future__ import annotations
 
@@ -6,71 +7,16 @@ import argparse
 import errno
 import json
 import os
-import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
+from llmexplore.commands import Handler, command, print_table, registered_commands
 from llmexplore.errors import ConfigError, UserError
-from llmexplore.yaml_input import load_yaml, parse_yaml
 from llmexplore.number_input import MAX_SEED, coefficient_type, seed_type
-
-Handler = Callable[[argparse.Namespace], int]
-_COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
-
-
-def command(name: str, help: str):
-    """Register a sub-command: the decorated function adds its arguments and returns its handler."""
-
-    def decorate(setup: Callable[[argparse.ArgumentParser], Handler]):
-        _COMMANDS.append((name, help, setup, None))  # type: ignore[arg-type]
-        return setup
-
-    return decorate
-
-
-#: a comma that starts another ``key=`` in one argument (``--lm backend=openai,answer=score``); a comma inside a
-#: value (``stop=[a,b]``, ``goal=eat, then rest``) is kept because no ``key=`` follows it
-_NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][\w.]*=)")
-
-
-def split_option_pairs(pairs: Sequence[str]) -> list[str]:
-    """Repeated options and comma-separated ones alike: ``["a=1,b=2", "c=3"]`` -> ``["a=1", "b=2", "c=3"]``."""
-    return [part.strip() for pair in pairs for part in _NEXT_PAIR.split(pair)]
-
-
-def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` pairs, given repeatedly or comma-separated; values are read as YAML scalars (numbers,
-    booleans, lists)."""
-    out: dict[str, Any] = {}
-    for pair in split_option_pairs(pairs):
-        if "=" not in pair:
-            raise ConfigError(f"option '{pair}' is not of the form key=value")
-        key, value = pair.split("=", 1)
-        try:
-            out[key.strip()] = parse_yaml(value, f"option {key.strip()}")
-        except ConfigError as exc:
-            if "not valid YAML" not in exc.message:  # an alias bomb or nesting too deep
-                raise
-            out[key.strip()] = value
-    return out
-
-
-def merge_option_pairs(base: dict[str, Any], pairs: Sequence[str]) -> dict[str, Any]:
-    """``base`` updated by ``key=value`` pairs, where a dotted key (``sf_args.with_wandb=true``) sets a
-    nested value and leaves the rest of that mapping as it was."""
-    out = dict(base)
-    for key, value in parse_option_pairs(pairs).items():
-        *parents, leaf = key.split(".")
-        target = out
-        for name in parents:
-            child = target.get(name)
-            target[name] = dict(child) if isinstance(child, dict) else {}
-            target = target[name]
-        target[leaf] = value
-    return out
-
+from llmexplore.option_input import merge_option_pairs
+from llmexplore.yaml_input import load_yaml
 
 def load_yaml_file(path: str | Path) -> dict[str, Any]:
     """A YAML settings file (a mapping), read through the one checked YAML reader."""
@@ -176,7 +122,7 @@ def _envs(p: argparse.ArgumentParser) -> Handler:
             print(json.dumps(rows, indent=2))
             return 0
         header = ["task", "gymnasium id", "budget", "c_ext"] + (["observation keys"] if args.keys else [])
-        _table(header + ["description"],
+        print_table(header + ["description"],
                [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"]]
                 + ([", ".join(r["obs_keys"])] if args.keys else []) + [r["description"]] for r in rows])
         return 0
@@ -211,7 +157,7 @@ def _methods(p: argparse.ArgumentParser) -> Handler:
         if args.json:
             print(json.dumps(rows, indent=2))
         else:
-            _table(["method", "c_int", "needs keys", "LM", "options", "description"],
+            print_table(["method", "c_int", "needs keys", "LM", "options", "description"],
                    [[r["method"], r["c_int"], ", ".join(r["needs_keys"]) or "-", "yes" if r["uses_lm"] else "-",
                      ", ".join(r["options"]) or "-", r["description"]] for r in rows])
         return 0
@@ -229,7 +175,7 @@ def _method_options(method: Any, as_json: bool) -> int:
                          indent=2, default=str))
         return 0
     print(f"{method.name}: {method.description}; default c_int {method.default_int_coef}")
-    _table(["option", "default", "description"],
+    print_table(["option", "default", "description"],
            [[r["option"], "-" if r["default"] is None else r["default"], r["description"]] for r in rows])
     return 0
 
@@ -243,22 +189,6 @@ def _schema(p: argparse.ArgumentParser) -> Handler:
         return 0
 
     return handle
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> None:
-    """A rich table on a terminal; elsewhere (a pipe, a file) a Markdown table with every row whole."""
-    if not sys.stdout.isatty():
-        from tabulate import tabulate
-
-        print(tabulate([[str(c) for c in row] for row in rows], headers=header, tablefmt="github"))
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(*header, show_lines=False)
-    for row in rows:
-        table.add_row(*[str(c) for c in row])
-    Console().print(table)
 
 
 class _VersionAction(argparse.Action):
@@ -293,11 +223,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     words = list(sys.argv[1:] if argv is None else argv)
-    chosen = words[0] if words and words[0] in {name for name, *_ in _COMMANDS} else None
-    for name, help_text, setup, _ in _COMMANDS:
-        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
-        if name == chosen:
-            p.set_defaults(_handler=setup(p))
+    commands = registered_commands()
+    chosen = words[0] if words and words[0] in {c.name for c in commands} else None
+    for found in commands:
+        p = sub.add_parser(found.name, help=found.help, description=found.help, formatter_class=HelpFormatter)
+        if found.name == chosen:
+            p.set_defaults(_handler=found.setup(p))
     return parser
 
 
@@ -344,22 +275,15 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def _load_command_modules() -> None:
-    """Sub-commands that live beside their feature register themselves on import."""
-    import importlib
-
-    for module in COMMAND_MODULES:
-        importlib.import_module(module)
-
-
-#: modules that add sub-commands with ``@command``
-COMMAND_MODULES: list[str] = [
-    "llmexplore.benchmarks.cli",
-    "llmexplore.data.cli",
-    "llmexplore.benchmarks.evaluation.cli",
-    "llmexplore.lm.cli",
-    "llmexplore.methods.motif.cli",
-    "llmexplore.methods.maestro.cli",
-]
+    """The sub-commands that live beside their feature: importing each module registers its commands
+    (``@command``). The list is here only, as plain imports, and each module sets its parser up only when
+    its command is chosen, so ``llmexplore --help`` imports none of the heavy parts."""
+    import llmexplore.benchmarks.cli  # noqa: F401  grid, leaderboard, bench
+    import llmexplore.data.cli  # noqa: F401  data
+    import llmexplore.benchmarks.evaluation.cli  # noqa: F401  evaluate, visualize
+    import llmexplore.lm.cli  # noqa: F401  lm
+    import llmexplore.methods.motif.cli  # noqa: F401  motif
+    import llmexplore.methods.maestro.cli  # noqa: F401  maestro
 
 
 if __name__ == "__main__":
