@@ -18,6 +18,7 @@ from llmexplore.number_input import MAX_SEED, coefficient_type, seed_type
 from llmexplore.option_input import merge_option_pairs
 from llmexplore.yaml_input import load_yaml
 
+
 def load_yaml_file(path: str | Path) -> dict[str, Any]:
     """A YAML settings file (a mapping), read through the one checked YAML reader."""
     path = Path(path)

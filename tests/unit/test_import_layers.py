@@ -83,9 +83,10 @@ def imported_modules(path: Path, package: Path,
 
 def upward_imports(package: Path = PACKAGE) -> list[str]:
     problems = []
+    known = _module_names(package)  # so that ``from llmexplore import methods`` counts as importing methods
     for path in sorted(package.rglob("*.py")):
         own = layer_of_module(path.relative_to(package).with_suffix("").parts)
-        for line, target in imported_modules(path, package):
+        for line, target in imported_modules(path, package, known):
             layer = layer_of_module(target)
             if layer != own and layer not in ALLOWED[own]:
                 problems.append(f"{path.relative_to(package.parent)}:{line} ({own}) imports "
@@ -181,11 +182,15 @@ def test_the_check_sees_upward_imports_inside_functions_and_relative_ones(tmp_pa
     (package / "methods").mkdir()
     (package / "methods" / "cli.py").write_text("import llmexplore.benchmarks.grid\n")
     (package / "agents").mkdir()
+    (package / "agents" / "__init__.py").write_text("")
     (package / "agents" / "probe.py").write_text("from llmexplore.commands import command\n")
+    (package / "lm").mkdir()
+    (package / "lm" / "probe.py").write_text("from llmexplore import agents\n")
     assert upward_imports(package) == [
         "llmexplore/agents/probe.py:1 (agents) imports llmexplore.commands (commands)",
         "llmexplore/envs/crafter/probe.py:1 (envs) imports llmexplore.methods (methods)",
         "llmexplore/envs/probe.py:2 (envs) imports llmexplore.benchmarks (benchmarks)",
+        "llmexplore/lm/probe.py:1 (lm) imports llmexplore.agents (agents)",
     ]
 
 
