@@ -30,8 +30,6 @@ from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.parsing import Parsed
 from llmexplore.lm.templates import PromptLibrary, Template, flatten, load_prompts
 
-#: the labels of a question about a pair (which is preferred), shared by Motif and ONI-Ranking
-LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN = 0, 1, 2, 3
 #: what ``Question.shortcut`` returns when the item must be asked
 NO_SHORTCUT = object()
 
