@@ -224,7 +224,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     words = list(sys.argv[1:] if argv is None else argv)
-    commands = registered_commands()
+    modules = [__name__, *_load_command_modules()]
+    # the order of --help: the hub's own commands, then each module's in the order listed, whichever was imported first
+    commands = sorted(registered_commands(),
+                      key=lambda c: modules.index(c.module) if c.module in modules else len(modules))
     chosen = words[0] if words and words[0] in {c.name for c in commands} else None
     for found in commands:
         p = sub.add_parser(found.name, help=found.help, description=found.help, formatter_class=HelpFormatter)
@@ -237,7 +240,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     import logging
 
     logging.raiseExceptions = False  # a log line that cannot be written (a full disk) is dropped, not a traceback
-    _load_command_modules()
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
@@ -275,16 +277,21 @@ def describe_os_error(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}" + (f"\n  hint: {hint}" if hint else "")
 
 
-def _load_command_modules() -> None:
+def _load_command_modules() -> list[str]:
     """The sub-commands that live beside their feature: importing each module registers its commands
     (``@command``). The list is here only, as plain imports, and each module sets its parser up only when
-    its command is chosen, so ``llmexplore --help`` imports none of the heavy parts."""
-    import llmexplore.benchmarks.cli  # noqa: F401  grid, leaderboard, bench
-    import llmexplore.data.cli  # noqa: F401  data
-    import llmexplore.benchmarks.evaluation.cli  # noqa: F401  evaluate, visualize
-    import llmexplore.lm.cli  # noqa: F401  lm
-    import llmexplore.methods.motif.cli  # noqa: F401  motif
-    import llmexplore.methods.maestro.cli  # noqa: F401  maestro
+    its command is chosen, so ``llmexplore --help`` imports none of the heavy parts. Returns the modules'
+    names in the order their commands are listed."""
+    import llmexplore.benchmarks.cli  # grid, leaderboard, bench
+    import llmexplore.data.cli  # data
+    import llmexplore.benchmarks.evaluation.cli  # evaluate, visualize
+    import llmexplore.lm.cli  # lm
+    import llmexplore.methods.motif.cli  # motif
+    import llmexplore.methods.maestro.cli  # maestro
+
+    return [module.__name__ for module in (llmexplore.benchmarks.cli, llmexplore.data.cli,
+                                           llmexplore.benchmarks.evaluation.cli, llmexplore.lm.cli,
+                                           llmexplore.methods.motif.cli, llmexplore.methods.maestro.cli)]
 
 
 if __name__ == "__main__":
