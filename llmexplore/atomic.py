@@ -147,6 +147,22 @@ def require_output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
     return path
 
 
+def ensure_writable(folder: str | os.PathLike) -> None:
+    """Create ``folder`` and prove a file can be written in it, or stop with one clear error before any work
+    is done (``require_output_dir`` checks without creating; this is the check right before the writing)."""
+    from llmexplore.errors import ConfigError
+
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-probe-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"cannot write to output directory {folder}: {exc.strerror or exc}",
+                          hint="choose another --out, or fix its permissions") from None
+
+
 def json_kind(value: Any) -> str:
     """What a parsed JSON value is, in JSON's words (for errors about files holding the wrong thing)."""
     if value is None:

@@ -1,4 +1,5 @@
-"""The ``llmexplore`` command."""
+"""The ``llmexplore`` command: the hub that builds the parser from the sub-command registry
+(``llmexplore/commands.py``), and the commands about runs, tasks and methods themselves."""
 
 from __future__ import annotations
 
@@ -6,70 +7,16 @@ import argparse
 import errno
 import json
 import os
-import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
+from llmexplore.commands import Handler, command, print_table, registered_commands
 from llmexplore.errors import ConfigError, UserError
-from llmexplore.yaml_input import load_yaml, parse_yaml
 from llmexplore.number_input import MAX_SEED, coefficient_type, seed_type
-
-Handler = Callable[[argparse.Namespace], int]
-_COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
-
-
-def command(name: str, help: str):
-    """Register a sub-command: the decorated function adds its arguments and returns its handler."""
-
-    def decorate(setup: Callable[[argparse.ArgumentParser], Handler]):
-        _COMMANDS.append((name, help, setup, None))  # type: ignore[arg-type]
-        return setup
-
-    return decorate
-
-
-#: a comma that starts another ``key=`` in one argument (``--lm backend=openai,answer=score``); a comma inside a
-#: value (``stop=[a,b]``, ``goal=eat, then rest``) is kept because no ``key=`` follows it
-_NEXT_PAIR = re.compile(r",(?=\s*[A-Za-z_][\w.]*=)")
-
-
-def split_option_pairs(pairs: Sequence[str]) -> list[str]:
-    """Repeated options and comma-separated ones alike: ``["a=1,b=2", "c=3"]`` -> ``["a=1", "b=2", "c=3"]``."""
-    return [part.strip() for pair in pairs for part in _NEXT_PAIR.split(pair)]
-
-
-def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
-    """``key=value`` pairs, given repeatedly or comma-separated; values are read as YAML scalars (numbers,
-    booleans, lists)."""
-    out: dict[str, Any] = {}
-    for pair in split_option_pairs(pairs):
-        if "=" not in pair:
-            raise ConfigError(f"option '{pair}' is not of the form key=value")
-        key, value = pair.split("=", 1)
-        try:
-            out[key.strip()] = parse_yaml(value, f"option {key.strip()}")
-        except ConfigError as exc:
-            if "not valid YAML" not in exc.message:  # an alias bomb or nesting too deep
-                raise
-            out[key.strip()] = value
-    return out
-
-
-def merge_option_pairs(base: dict[str, Any], pairs: Sequence[str]) -> dict[str, Any]:
-    """``base`` updated by ``key=value`` pairs, where a dotted key (``sf_args.with_wandb=true``) sets a
-    nested value and leaves the rest of that mapping as it was."""
-    out = dict(base)
-    for key, value in parse_option_pairs(pairs).items():
-        *parents, leaf = key.split(".")
-        target = out
-        for name in parents:
-            child = target.get(name)
-            target[name] = dict(child) if isinstance(child, dict) else {}
-            target = target[name]
-        target[leaf] = value
-    return out
+from llmexplore.option_input import merge_option_pairs
+from llmexplore.yaml_input import load_yaml
 
 
 def load_yaml_file(path: str | Path) -> dict[str, Any]:
@@ -177,7 +124,7 @@ def _envs(p: argparse.ArgumentParser) -> Handler:
             print(json.dumps(rows, indent=2))
             return 0
         header = ["task", "gymnasium id", "budget", "c_ext"] + (["observation keys"] if args.keys else [])
-        _table(header + ["description"],
+        print_table(header + ["description"],
                [[r["task"], r["gym_id"], f"{r['budget']:,}", r["c_ext"]]
                 + ([", ".join(r["obs_keys"])] if args.keys else []) + [r["description"]] for r in rows])
         return 0
@@ -212,7 +159,7 @@ def _methods(p: argparse.ArgumentParser) -> Handler:
         if args.json:
             print(json.dumps(rows, indent=2))
         else:
-            _table(["method", "c_int", "needs keys", "LM", "options", "description"],
+            print_table(["method", "c_int", "needs keys", "LM", "options", "description"],
                    [[r["method"], r["c_int"], ", ".join(r["needs_keys"]) or "-", "yes" if r["uses_lm"] else "-",
                      ", ".join(r["options"]) or "-", r["description"]] for r in rows])
         return 0
@@ -230,7 +177,7 @@ def _method_options(method: Any, as_json: bool) -> int:
                          indent=2, default=str))
         return 0
     print(f"{method.name}: {method.description}; default c_int {method.default_int_coef}")
-    _table(["option", "default", "description"],
+    print_table(["option", "default", "description"],
            [[r["option"], "-" if r["default"] is None else r["default"], r["description"]] for r in rows])
     return 0
 
@@ -244,22 +191,6 @@ def _schema(p: argparse.ArgumentParser) -> Handler:
         return 0
 
     return handle
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> None:
-    """A rich table on a terminal; elsewhere (a pipe, a file) a Markdown table with every row whole."""
-    if not sys.stdout.isatty():
-        from tabulate import tabulate
-
-        print(tabulate([[str(c) for c in row] for row in rows], headers=header, tablefmt="github"))
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(*header, show_lines=False)
-    for row in rows:
-        table.add_row(*[str(c) for c in row])
-    Console().print(table)
 
 
 class _VersionAction(argparse.Action):
@@ -294,11 +225,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     words = list(sys.argv[1:] if argv is None else argv)
-    chosen = words[0] if words and words[0] in {name for name, *_ in _COMMANDS} else None
-    for name, help_text, setup, _ in _COMMANDS:
-        p = sub.add_parser(name, help=help_text, description=help_text, formatter_class=HelpFormatter)
-        if name == chosen:
-            p.set_defaults(_handler=setup(p))
+    modules = [__name__, *_load_command_modules()]
+    # the order of --help: the hub's own commands, then each module's in the order listed, whichever was imported first
+    commands = sorted(registered_commands(),
+                      key=lambda c: modules.index(c.module) if c.module in modules else len(modules))
+    chosen = words[0] if words and words[0] in {c.name for c in commands} else None
+    for found in commands:
+        p = sub.add_parser(found.name, help=found.help, description=found.help, formatter_class=HelpFormatter)
+        if found.name == chosen:
+            p.set_defaults(_handler=found.setup(p))
     return parser
 
 
@@ -306,7 +241,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     import logging
 
     logging.raiseExceptions = False  # a log line that cannot be written (a full disk) is dropped, not a traceback
-    _load_command_modules()
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
@@ -344,24 +278,23 @@ def describe_os_error(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}" + (f"\n  hint: {hint}" if hint else "")
 
 
-def _load_command_modules() -> None:
-    """Sub-commands that live beside their feature register themselves on import."""
-    import importlib
+def _load_command_modules() -> list[str]:
+    """The sub-commands that live beside their feature: importing each module registers its commands
+    (``@command``). The list is here only, as plain imports, and each module sets its parser up only when
+    its command is chosen, so ``llmexplore --help`` imports none of the heavy parts. Returns the modules'
+    names in the order their commands are listed."""
+    import llmexplore.benchmarks.cli  # grid, leaderboard, bench
+    import llmexplore.data.cli  # data
+    import llmexplore.benchmarks.evaluation.cli  # evaluate, visualize
+    import llmexplore.lm.cli  # lm
+    import llmexplore.methods.motif.cli  # motif
+    import llmexplore.methods.maestro.cli  # maestro
+    import llmexplore.options_cli  # options
 
-    for module in COMMAND_MODULES:
-        importlib.import_module(module)
-
-
-#: modules that add sub-commands with ``@command``
-COMMAND_MODULES: list[str] = [
-    "llmexplore.benchmarks.cli",
-    "llmexplore.data.cli",
-    "llmexplore.benchmarks.evaluation.cli",
-    "llmexplore.lm.cli",
-    "llmexplore.methods.motif.cli",
-    "llmexplore.methods.maestro.cli",
-    "llmexplore.options_cli",
-]
+    return [module.__name__ for module in (llmexplore.benchmarks.cli, llmexplore.data.cli,
+                                           llmexplore.benchmarks.evaluation.cli, llmexplore.lm.cli,
+                                           llmexplore.methods.motif.cli, llmexplore.methods.maestro.cli,
+                                           llmexplore.options_cli)]
 
 
 if __name__ == "__main__":

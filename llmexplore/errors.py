@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class UserError(Exception):
     """A problem the user can fix: the message names it, the hint says how."""
@@ -25,6 +30,16 @@ class ConfigError(UserError):
     def __init__(self, message: str, hint: str | None = None, problems: list[tuple[str, str]] | None = None):
         super().__init__(message, hint)
         self.problems = problems or [("", message if not hint else f"{message} ({hint})")]
+
+
+def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
+    """pydantic errors as (dotted field, message) pairs, for a ``ConfigError``'s ``problems``."""
+    return [(".".join(str(p) for p in err["loc"]) or "value", err["msg"]) for err in exc.errors()]
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """pydantic errors as one line: ``field: message; field: message``."""
+    return "; ".join(f"{field}: {message}" for field, message in validation_problems(exc))
 
 
 class DataError(UserError):

@@ -11,7 +11,7 @@ import json
 import types
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
-from llmexplore.cli import Handler, command
+from llmexplore.commands import Handler, command
 
 if TYPE_CHECKING:  # `llmexplore --help` loads this module and must stay light
     from pydantic import BaseModel

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from llmexplore.cli import Handler, command, parse_option_pairs
+from llmexplore.commands import Handler, command
+from llmexplore.option_input import parse_option_pairs
 from llmexplore.errors import ConfigError
 from llmexplore.number_input import number_type
 

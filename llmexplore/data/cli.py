@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from llmexplore.cli import Handler, _table, command
+from llmexplore.commands import Handler, command, print_table
 from llmexplore.number_input import positive_seconds_type
 
 
@@ -50,7 +50,7 @@ def _list(root: Path | None, as_json: bool) -> int:
     if as_json:
         print(json.dumps(rows, indent=2))
     else:
-        _table(["dataset", "status", "size", "folder", "source"],
+        print_table(["dataset", "status", "size", "folder", "source"],
                [[r["name"], r["status"], f"{r['size'] / 1e6:.1f} MB", r["path"], r["source"]] for r in rows])
         print("fetch one with `llmexplore data fetch NAME` (offline: --from <folder or URL of a copy>)")
     return 0

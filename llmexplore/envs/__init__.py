@@ -19,6 +19,7 @@ from llmexplore.envs.registry import (
     find_family,
     get_family,
     get_task,
+    gym_id,
     list_tasks,
     make_adapter,
     register_family,
@@ -58,5 +59,3 @@ register_family(import_path("llmexplore.envs.nethack.family:FAMILY"))
 register_family(import_path("llmexplore.envs.housekeep.family:FAMILY"))
 register_family(import_path("llmexplore.envs.minihack.family:FAMILY"))
 register_plugin_families()  # LLMEXPLORE_FAMILIES and the entry-point group llmexplore.envs
-
-from llmexplore.envs.gym_ids import gym_id  # noqa: E402

@@ -10,10 +10,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import warnings
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 from llmexplore.envs.base import EnvAdapter, TaskSpec
 from llmexplore.envs.family import EnvFamily, Network, import_path
+from llmexplore.envs.gym_ids import gym_id as task_gym_id
+from llmexplore.envs.gym_ids import register_gym_ids
 from llmexplore.errors import ConfigError, MissingExtraError
 
 _TASKS: dict[str, TaskSpec] = {}
@@ -29,8 +31,6 @@ _AT_IMPORT: set[str] = set()
 
 def register_family(family: EnvFamily) -> EnvFamily:
     """Make a family, its tasks and their gymnasium ids available: the one line a new family adds."""
-    from llmexplore.envs.gym_ids import register_gym_ids
-
     if _FAMILIES.get(family.name) is family:
         return family  # again, e.g. from LLMEXPLORE_FAMILIES in the process that set it
     if family.name in _FAMILIES:
@@ -42,7 +42,7 @@ def register_family(family: EnvFamily) -> EnvFamily:
     _FAMILIES[family.name] = family
     for task in family.tasks:
         register_task(task)
-    GYM_IDS.update(register_gym_ids([t.name for t in family.tasks]))
+    GYM_IDS.update(register_gym_ids([t.name for t in family.tasks], family.title, make_task_env))
     return family
 
 
@@ -178,6 +178,19 @@ def make_adapter(task: str | TaskSpec) -> EnvAdapter:
     """The adapter of a task (by name or spec), ready to make envs."""
     spec = get_task(task) if isinstance(task, str) else task
     return adapter_class(spec.family)(spec)
+
+
+def make_task_env(task: str, seed: int | None = None, extra_keys: Sequence[str] = (), **_: Any):
+    """gymnasium's entry point: the task's env as the suite trains on it (before the training wrappers)."""
+    adapter = make_adapter(task)
+    adapter.validate_data()
+    return adapter.make_env(seed=seed, extra_keys=tuple(extra_keys))
+
+
+def gym_id(task: str) -> str:
+    """A task's gymnasium id: ``nethack:score`` -> ``llmexplore/NetHackScore-v0`` (its family's title)."""
+    found = find_family(task.partition(":")[0])
+    return task_gym_id(task, found.title if found else None)
 
 
 def _suggest(name: str, known: Iterable[str]) -> str:

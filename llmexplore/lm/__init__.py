@@ -3,7 +3,8 @@
 Entry points other parts use:
 - ``make_lm(config)``: the configured backend behind the shared SQLite cache.
 - ``check_lm(config)``: fail early when the configured server is down or lacks the model.
-- ``make_question(kind, ...)`` / the ``Question`` classes and ``ask(lm, question, items, params)``.
+- ``make_question(kind, ...)`` (a kind a method registered; each method defines its questions in its own
+  folder) and ``ask(lm, question, items, params)``.
 - ``AnnotationService``: asynchronous labels for online methods (ONI).
 - ``register_oracle_kind(kind, answer)``: teach the embedded oracle a question kind.
 

@@ -6,71 +6,17 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
 
-from llmexplore.cli import Handler, command, parse_option_pairs
-from llmexplore.errors import ConfigError, UserError
+from llmexplore.commands import Handler, command
+from llmexplore.errors import ConfigError
+from llmexplore.lm.arguments import add_lm_arguments, lm_config_from_args
 from llmexplore.number_input import fraction_type, number_type, port_type, seconds_type, seed_type
-
-
-def _lm_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("language model")
-    g.add_argument("--backend", choices=("oracle", "openai", "vllm", "transformers"), help="default: oracle")
-    g.add_argument("--model", help="served model name (openai), local weights folder (vllm), or local folder or "
-                                   ".gguf file (transformers)")
-    g.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    g.add_argument("--endpoint", choices=("chat", "completion"),
-                   help="openai/vllm: the chat API (default) or plain text completion")
-    g.add_argument("--concurrency", type=number_type(int, 1, 10_000), help="openai: requests in flight")
-    g.add_argument("--answer", choices=("generate", "score"),
-                   help="closed-answer questions: generate and parse a reply (default), or score each option")
-    g.add_argument("--max-tokens", type=number_type(int, 1, 1 << 20), help="most new tokens per reply (default 4096, Motif's setting)")
-    g.add_argument("--cache", help="SQLite completion cache (':memory:' for none kept)")
-    g.add_argument("--prompts", help="prompt template folder (default: configs/prompts)")
-    g.add_argument("--lm", action="append", default=[], metavar="KEY=VALUE",
-                   help="any other LM setting or backend option, repeated or comma-separated, e.g. "
-                        "--lm timeout_s=30,options.latency_s=0.1")
-
-
-def _lm_config(args: argparse.Namespace) -> Any:
-    from pydantic import ValidationError
-
-    from llmexplore.benchmarks.run.spec import format_validation_error
-    from llmexplore.lm.config import LMConfig
-
-    data: dict[str, Any] = {}
-    options: dict[str, Any] = {}
-    for key, value in parse_option_pairs(args.lm).items():
-        if key.startswith("options."):
-            options[key[len("options."):]] = value
-        else:
-            data[key] = value
-    for key in ("backend", "model", "base_url", "endpoint", "concurrency", "cache", "prompts", "answer", "max_tokens"):
-        if getattr(args, key, None) is not None:
-            data[key] = getattr(args, key)
-    if options:
-        data["options"] = {**data.get("options", {}), **options}
-    try:
-        return LMConfig(**data)
-    except ValidationError as exc:
-        raise ConfigError("invalid LM settings: " + format_validation_error(exc)) from None
-
-
-#: public names for other commands that talk to an LM (e.g. ``llmexplore maestro generate``)
-add_lm_arguments = _lm_options
-lm_config_from_args = _lm_config
-
-
-def _chunk(text: str) -> tuple[int, int]:
-    try:
-        k, n = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise ConfigError(f"--chunk {text!r} must look like K/N, e.g. 0/4") from None
-    return k, n
 
 
 @command("lm", "language models: annotate pair datasets, serve a model over HTTP, list prompts, inspect caches")
 def _lm(p: argparse.ArgumentParser) -> Handler:
+    from llmexplore.methods.motif.cli import add_annotation_arguments, run_annotation  # the job is Motif's
+
     sub = p.add_subparsers(dest="lm_command", required=True, metavar="SUBCOMMAND")
 
     a = sub.add_parser("annotate", help="label a Motif pair dataset with LM preferences (resumable)",
@@ -98,7 +44,7 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
     f.add_argument("--garbage-rate", type=fraction_type, default=0.0, help="fraction answered 200 with a garbage body")
     f.add_argument("--latency", type=seconds_type, default=0.0, help="seconds added to every completion request")
     f.add_argument("--fault-seed", type=seed_type, default=0, help="seed of the fault draws")
-    _lm_options(s)
+    add_lm_arguments(s)
     s.set_defaults(_lm_handler=_serve)
 
     pr = sub.add_parser("prompts", help="list prompt templates and their fields")
@@ -113,53 +59,6 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
         return args._lm_handler(args)
 
     return handle
-
-
-def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of an annotation job (goal, prompt version, chunk, LM); shared by `lm annotate` and `motif annotate`."""
-    p.add_argument("--goal", default="defaultgoal",
-                   help="defaultgoal | zeroknowledge | combat | gold | stairs, or a MaestroMotif skill: "
-                        "discoverer | descender | ascender | worshipper | merchant")
-    p.add_argument("--version", default="default", help="prompt version: default | reworded")
-    p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
-                                       "e.g. llmexplore-oracle-5 for the oracle)")
-    p.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
-    p.add_argument("--batch-size", type=number_type(int, 1), default=128, help="pairs asked per LM call")
-    p.add_argument("--quiet", action="store_true", help="no progress display")
-    _lm_options(p)
-
-
-def run_annotation(args: argparse.Namespace, dataset: str) -> int:
-    """Run the annotation job the parsed options describe; print its report as one JSON line.
-
-    The report's ``annotation`` is the label file's name, the value `motif train-reward
-    --annotation` takes.
-    """
-    from pathlib import Path
-
-    from llmexplore.methods.motif.annotate import annotate_from_config
-
-    if args.batch_size < 1:
-        raise ConfigError("--batch-size must be at least 1")
-    config = _lm_config(args)
-    import signal
-
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)  # a scheduler's stop ends the job as Ctrl-C does
-    try:
-        report = annotate_from_config(dataset, config, goal=args.goal, version=args.version,
-                                      annotator=args.annotator, chunk=_chunk(args.chunk),
-                                      batch_size=args.batch_size, progress=not args.quiet)
-    except KeyboardInterrupt:
-        raise UserError("annotation interrupted: the labels written so far are saved and every answer "
-                        "received is in the LM cache", hint="rerun the same command to finish; nothing is "
-                        "asked of the model twice") from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    print(json.dumps({"annotation": Path(report.labels_file).stem, **report.as_dict()}), flush=True)
-    return 0
 
 
 def client_flags(host: str, port: int, model_name: str, can_score: bool) -> str:
@@ -188,7 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
     limits = RequestLimits(max_prompts=args.max_request_prompts, max_bytes=args.max_request_bytes)
-    lm = make_lm(_lm_config(args))
+    lm = make_lm(lm_config_from_args(args))
     server = LMServer(lm, model_name=args.model_name, faults=faults, max_batch=args.max_batch, limits=limits)
 
     def ready(port: int) -> None:

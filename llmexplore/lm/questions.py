@@ -1,6 +1,8 @@
-"""Question kinds: how an item becomes a prompt, and how a reply becomes a label.
+"""Questions: how an item becomes a prompt, and how a reply becomes a label.
 
-Every LM-guided method asks one of these. ``ask`` runs a batch through a model with the
+Every LM-guided method asks questions of its own kinds, defined and registered in its folder
+(``methods/motif/questions.py``, ``methods/oni/``, ``methods/ellm/``, ``methods/maestro/``); this
+module holds what they share and knows no method. ``ask`` runs a batch through a model with the
 shared policy: identical-caption shortcuts need no call, a reply that cannot be parsed
 is asked once more with a format reminder, and a second failure gives the kind's
 "unknown" label, counted. New kinds register with ``register_question_kind``.
@@ -20,16 +22,16 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from dataclasses import dataclass, field
 import sys
-from typing import Any, Callable, ClassVar, Hashable, Sequence
+from typing import Any, Callable, ClassVar, Hashable, Sequence, TypeVar
 
 from llmexplore.errors import ConfigError
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import SamplingParams
-from llmexplore.lm.parsing import DeclaredAnswer, Parsed, parse_bullets, parse_code_block
+from llmexplore.lm.parsing import Parsed
 from llmexplore.lm.templates import PromptLibrary, Template, flatten, load_prompts
 
-LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN = 0, 1, 2, 3
-_NO_SHORTCUT = object()
+#: what ``Question.shortcut`` returns when the item must be asked
+NO_SHORTCUT = object()
 
 
 class Question(ABC):
@@ -66,8 +68,8 @@ class Question(ABC):
         return self.template.render(**fields)
 
     def shortcut(self, item: Any) -> Any:
-        """A label known without asking, or ``_NO_SHORTCUT``."""
-        return _NO_SHORTCUT
+        """A label known without asking, or ``NO_SHORTCUT``."""
+        return NO_SHORTCUT
 
     def key(self, item: Any) -> Hashable:
         """What makes two items the same question (used to deduplicate)."""
@@ -80,147 +82,12 @@ class Question(ABC):
         return f"{self.kind}/{self.version}"
 
 
-# -- the kinds --------------------------------------------------------------------------------
-class MotifPreference(Question):
-    """Which of two NetHack messages shows more progress under a goal (Motif, ONI-Ranking).
-
-    Item: (first caption, second caption). Labels: 0 first, 1 second, 2 tie, 3 unknown;
-    identical captions are a tie without a call.
-    """
-
-    kind = "motif_preference"
-    unknown = LABEL_UNKNOWN
-    answer_format = "Preferred: 1, Preferred: 2 or Preferred: none"
-    ANSWER = DeclaredAnswer("Preferred", {"1": LABEL_FIRST, "2": LABEL_SECOND, "none": LABEL_TIE,
-                                          "message 1": LABEL_FIRST, "message 2": LABEL_SECOND},
-                            answer_format)
-    score_lead = "Preferred:"
-    score_options = {" 1": LABEL_FIRST, " 2": LABEL_SECOND, " none": LABEL_TIE}
-    neutral_item = ("N/A", "N/A")
-
-    def __init__(self, goal: str = "defaultgoal", version: str = "default",
-                 prompts: PromptLibrary | str | None = None):
-        super().__init__(version, prompts)
-        goals = self.prompts.table(self.kind, "goals")
-        if goal not in goals:
-            raise ConfigError(f"unknown Motif goal {goal!r}", hint=f"goals: {', '.join(goals)}")
-        self.goal = goal
-        self.goal_instruction = goals[goal]
-
-    def fields(self, item: tuple[str, str]) -> dict[str, str]:
-        first, second = item
-        return {"goal_instruction": self.goal_instruction, "first": first, "second": second}
-
-    def shortcut(self, item: tuple[str, str]) -> Any:
-        return LABEL_TIE if item[0] == item[1] else _NO_SHORTCUT
-
-    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
-        return self.ANSWER.parse(text, prompt)
-
-    def describe(self) -> str:
-        return f"{self.kind}/{self.version} goal={self.goal}"
-
-
-class OniClassification(Question):
-    """Is one NetHack message extremely helpful (1) or not (0) under a goal? ONI-Retrieval and -Classification.
-
-    As in ONI, only extremely helpful messages are positive; the goal (``defaultgoal``,
-    ``combat``, ``gold``) comes from ``oni_classification/goals.yaml``.
-    """
-
-    kind = "oni_classification"
-    answer_format = "Verdict: helpful or Verdict: unhelpful"
-    ANSWER = DeclaredAnswer("Verdict", {"helpful": 1, "unhelpful": 0, "not helpful": 0}, answer_format)
-    score_lead = "Verdict:"
-    score_options = {" helpful": 1, " unhelpful": 0}
-
-    def __init__(self, goal: str = "defaultgoal", version: str = "default",
-                 prompts: PromptLibrary | str | None = None):
-        super().__init__(version, prompts)
-        goals = self.prompts.table(self.kind, "goals")
-        if goal not in goals:
-            raise ConfigError(f"unknown ONI classification goal {goal!r}", hint=f"goals: {', '.join(goals)}")
-        self.goal = goal
-        self.goal_instruction = goals[goal]
-
-    def fields(self, item: str) -> dict[str, str]:
-        return {"goal_instruction": self.goal_instruction, "message": item}
-
-    def describe(self) -> str:
-        return f"{self.kind}/{self.version} goal={self.goal}"
-
-    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
-        return self.ANSWER.parse(text, prompt)
-
-
-class EllmGoals(Question):
-    """Which goals can a Crafter player pursue now? ELLM's suggester. Label: list of goal strings."""
-
-    kind = "ellm_goals"
-    answer_format = "- <verb> <object> (one goal per line), or - none"
-
-    def fields(self, item: str) -> dict[str, str]:
-        return {"caption": item}
-
-    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
-        return parse_bullets(text, prompt)
-
-
-class HousekeepPlacement(Question):
-    """Does an object belong on a receptacle? ELLM on Housekeep. Item: (object, receptacle, room)."""
-
-    kind = "housekeep_placement"
-    answer_format = "Answer: yes or Answer: no"
-    ANSWER = DeclaredAnswer("Answer", {"yes": True, "no": False}, answer_format)
-    score_lead = "Answer:"
-    score_options = {" yes": True, " no": False}
-    neutral_item = ("N/A", "N/A", "N/A")
-
-    def fields(self, item: tuple[str, str, str]) -> dict[str, str]:
-        obj, receptacle, room = item
-        return {"object": obj, "receptacle": receptacle, "room": room}
-
-    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
-        return self.ANSWER.parse(text, prompt)
-
-
-@dataclass(frozen=True)
-class CodeRequest:
-    """What MaestroMotif asks for: a function for a skill or a task, with a one-line description.
-
-    ``feedback`` is "none" on a first attempt, else the validator's reason for refusing the
-    previous reply (MaestroMotif asks again once with it).
-    """
-
-    kind: str  # "skill", "training policy" or "task"
-    target: str  # the skill or task name
-    description: str
-    signature: str  # e.g. "initiation(obs)"
-    contract: str
-    feedback: str = "none"
-
-
-class MaestroCode(Question):
-    """A code request for MaestroMotif (skill predicates, policies over skills). Item: ``CodeRequest``.
-
-    The label is the code text, unchecked; MaestroMotif validates it before running it.
-    """
-
-    kind = "maestro_code"
-    answer_format = "one fenced code block marked python"
-
-    def fields(self, item: CodeRequest) -> dict[str, str]:
-        return {"kind": item.kind, "target": item.target, "description": item.description,
-                "signature": item.signature, "contract": item.contract, "feedback": item.feedback}
-
-    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
-        return parse_code_block(text, prompt)
-
-
+#: kind -> question class, filled by the methods that ask them (``register_question_kind``)
 QUESTION_KINDS: dict[str, type[Question]] = {}
+QuestionClass = TypeVar("QuestionClass", bound=type[Question])
 
 
-def register_question_kind(cls: type[Question], *, replace: bool = False) -> type[Question]:
+def register_question_kind(cls: QuestionClass, *, replace: bool = False) -> QuestionClass:
     """Add a question kind (usable as a class decorator). Its templates live in ``<prompts>/<kind>/``."""
     if cls.kind in QUESTION_KINDS and not replace and QUESTION_KINDS[cls.kind] is not cls:
         raise ConfigError(f"question kind {cls.kind!r} is already registered")
@@ -228,15 +95,16 @@ def register_question_kind(cls: type[Question], *, replace: bool = False) -> typ
     return cls
 
 
-for _cls in (MotifPreference, OniClassification, EllmGoals, HousekeepPlacement, MaestroCode):
-    register_question_kind(_cls)
-
-
 def make_question(kind: str, **kwargs: Any) -> Question:
+    """A question of a registered kind. A method registers its kinds when it is imported (the built-in ones:
+    ``llmexplore.methods.list_methods()``), so the LM layer names no method."""
     try:
         cls = QUESTION_KINDS[kind]
     except KeyError:
-        raise ConfigError(f"unknown question kind {kind!r}", hint=f"kinds: {', '.join(sorted(QUESTION_KINDS))}") from None
+        raise ConfigError(f"unknown question kind {kind!r}",
+                          hint=f"registered kinds: {', '.join(sorted(QUESTION_KINDS)) or 'none'}; a method registers "
+                               "its kinds when it is imported (llmexplore.methods.list_methods() imports the "
+                               "built-in ones)") from None
     return cls(**kwargs)
 
 
@@ -269,7 +137,7 @@ def ask(lm: LanguageModel, question: Question, items: Sequence[Any], params: Sam
     prompts: list[str] = []
     for i, item in enumerate(items):
         short = question.shortcut(item)
-        if short is not _NO_SHORTCUT:
+        if short is not NO_SHORTCUT:
             labels[i] = short
             result.shortcuts += 1
         else:

@@ -131,7 +131,7 @@ def visualize(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "l
               out: str | Path | None = None, fmt: str | None = None, fps: float = 10.0, workers: int | None = None,
               progress: bool = True) -> Path:
     """Render one episode per seed and the index page; returns the index page's path."""
-    from llmexplore.benchmarks.run.cell import ensure_writable
+    from llmexplore.atomic import ensure_writable
 
     seeds = check_seeds(seeds)
     fmt = fmt or default_format()

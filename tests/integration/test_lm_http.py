@@ -13,7 +13,10 @@ from llmexplore.lm.backends.openai_backend import OpenAIBackend
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import LMUnavailableError, ModelNotFoundError
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import EllmGoals, MotifPreference, OniClassification, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.ellm.questions import EllmGoals
+from llmexplore.methods.motif.questions import MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 from tests.helpers.lm_server import ServerProcess
 from tests.helpers.pairs import MESSAGES, make_dataset, make_pairs
 

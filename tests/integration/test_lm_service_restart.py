@@ -8,7 +8,8 @@ from llmexplore.lm.backends.openai_backend import OpenAIBackend
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import OniClassification, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.oni.questions import OniClassification
 from llmexplore.lm.service import AnnotationService
 from tests.helpers.lm_server import ServerProcess
 from tests.helpers.pairs import MESSAGES

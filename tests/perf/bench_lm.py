@@ -24,7 +24,7 @@ from llmexplore.lm.cache import CachedLM, LMCache, cache_key  # noqa: E402
 from llmexplore.lm.base import Completion  # noqa: E402
 from llmexplore.lm.config import SamplingParams  # noqa: E402
 from llmexplore.lm.oracle import OracleLM  # noqa: E402
-from llmexplore.lm.questions import MotifPreference  # noqa: E402
+from llmexplore.methods.motif.questions import MotifPreference  # noqa: E402
 from tests.helpers.lm_server import ServerProcess  # noqa: E402
 from tests.helpers.pairs import MESSAGES, make_dataset  # noqa: E402
 

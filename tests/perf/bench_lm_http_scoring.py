@@ -26,7 +26,9 @@ sys.path.insert(0, str(REPO))
 from llmexplore.lm.backends.openai_backend import OpenAIBackend  # noqa: E402
 from llmexplore.lm.cache import CachedLM, LMCache  # noqa: E402
 from llmexplore.lm.config import SamplingParams  # noqa: E402
-from llmexplore.lm.questions import MotifPreference, OniClassification, ask  # noqa: E402
+from llmexplore.lm.questions import ask  # noqa: E402
+from llmexplore.methods.motif.questions import MotifPreference  # noqa: E402
+from llmexplore.methods.oni.questions import OniClassification  # noqa: E402
 from tests.helpers.lm_server import ServerProcess  # noqa: E402
 from tests.helpers.pairs import MESSAGES  # noqa: E402
 

@@ -27,7 +27,8 @@ sys.path.insert(0, str(REPO))
 
 from llmexplore.lm.cache import CachedLM, LMCache  # noqa: E402
 from llmexplore.lm.config import SamplingParams  # noqa: E402
-from llmexplore.lm.questions import MotifPreference, ask  # noqa: E402
+from llmexplore.lm.questions import ask  # noqa: E402
+from llmexplore.methods.motif.questions import MotifPreference  # noqa: E402
 from tests.helpers.pairs import MESSAGES  # noqa: E402
 
 TARGET_SCORE = 5.0

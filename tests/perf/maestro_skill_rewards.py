@@ -40,7 +40,7 @@ import torch  # noqa: E402
 
 from llmexplore.benchmarks.run.cell import run_cell  # noqa: E402
 from llmexplore.benchmarks.run.spec import RunSpec  # noqa: E402
-from llmexplore.cli import parse_option_pairs  # noqa: E402
+from llmexplore.option_input import parse_option_pairs  # noqa: E402
 from llmexplore.methods.motif.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.lm.oracle import OracleLM  # noqa: E402

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from llmexplore import __version__
-from llmexplore.cli import merge_option_pairs
+from llmexplore.option_input import merge_option_pairs
 from tests.conftest import REPO
 
 

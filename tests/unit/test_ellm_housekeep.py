@@ -14,7 +14,8 @@ from llmexplore.errors import ConfigError
 from llmexplore.lm import make_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import HousekeepPlacement, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.ellm.questions import HousekeepPlacement
 from llmexplore.methods import MethodContext, get_method, parse_options
 from llmexplore.methods.ellm import shared
 from llmexplore.methods.ellm.wrapper import GOAL_KEY, REWARD_KEY

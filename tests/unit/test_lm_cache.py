@@ -9,7 +9,7 @@ from llmexplore.lm.base import Completion, TokenLogprob
 from llmexplore.lm.cache import CachedLM, LMCache, cache_key
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import MotifPreference
+from llmexplore.methods.motif.questions import MotifPreference
 
 P = SamplingParams()
 

@@ -10,8 +10,10 @@ from llmexplore.lm.errors import OracleError
 from llmexplore.lm.oracle import UNRECOGNISED, OracleLM, register_oracle_kind
 from llmexplore.lm.oracle import _ANSWERS as ORACLE_ANSWERS
 from llmexplore.lm.oracle.crafter import RULES, goals_answer, parse_caption
-from llmexplore.lm.questions import (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, EllmGoals, HousekeepPlacement,
-                                     MotifPreference, OniClassification, ask)
+from llmexplore.lm.questions import ask
+from llmexplore.methods.ellm.questions import EllmGoals, HousekeepPlacement
+from llmexplore.methods.motif.questions import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 
 P = SamplingParams()
 KILL, GOLD, DOWN, HIT = "You kill the newt!", "$ - 12 gold pieces.", "There is a staircase down here.", "You hit the jackal."

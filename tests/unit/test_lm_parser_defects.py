@@ -11,7 +11,9 @@ from llmexplore.envs.housekeep.text import PlacedObject, View
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import LMConfig, SamplingParams
 from llmexplore.lm.parsing import parse_bullets
-from llmexplore.lm.questions import LABEL_UNKNOWN, EllmGoals, HousekeepPlacement, MotifPreference, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.ellm.questions import EllmGoals, HousekeepPlacement
+from llmexplore.methods.motif.questions import LABEL_UNKNOWN, MotifPreference
 from llmexplore.methods.ellm.asking import PlacementAnswers
 
 MOTIF = MotifPreference()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from llmexplore.lm.parsing import parse_bullets, parse_code_block
-from llmexplore.lm.questions import (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, HousekeepPlacement, MotifPreference,
-                                     OniClassification)
+from llmexplore.methods.ellm.questions import HousekeepPlacement
+from llmexplore.methods.motif.questions import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 
 MOTIF = MotifPreference()
 PROMPT = MOTIF.prompt(("You kill the newt!", "It's solid stone."))

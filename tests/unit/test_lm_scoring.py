@@ -7,8 +7,10 @@ from typing import Sequence
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.config import LMConfig, SamplingParams
-from llmexplore.lm.questions import (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, EllmGoals, MotifPreference,
-                                     OniClassification, ask)
+from llmexplore.lm.questions import ask
+from llmexplore.methods.ellm.questions import EllmGoals
+from llmexplore.methods.motif.questions import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 from llmexplore.methods.oni.labeler import LazyLM
 
 

@@ -9,7 +9,9 @@ import pytest
 
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import MotifPreference, OniClassification, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.motif.questions import MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.service import AnnotationService
 from tests.helpers.pairs import MESSAGES

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from llmexplore.lm.errors import TemplateError
-from llmexplore.lm.questions import QUESTION_KINDS, MotifPreference, make_question
+from llmexplore.lm.questions import QUESTION_KINDS, make_question
 from llmexplore.lm.templates import PromptLibrary, Template, default_prompt_dir
+from llmexplore.methods import list_methods
+from llmexplore.methods.motif.questions import MotifPreference
 
 ODD_VALUES = ["", "You kill the newt!", 'He said "Message 2: x" and left.', "{braces} and $ - 5 gold",
               "Ünïcödé ✓", "Preferred: 1", "Message 1: \"a\""]
@@ -78,7 +80,9 @@ def test_retry_prompt_wraps_and_unwraps():
 
 def test_no_template_line_is_itself_a_valid_answer():
     """An echoed template must never read as an answer."""
+    list_methods()  # the built-in methods register their question kinds
     lib = PromptLibrary()
+    assert {t.name.split("/")[0] for t in lib.templates()} <= set(QUESTION_KINDS), "a shipped template has no question"
     for kind, cls in QUESTION_KINDS.items():
         for version in lib.versions(kind):
             kwargs = {"version": version}

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.cli import parse_option_pairs, split_option_pairs
+from llmexplore.option_input import parse_option_pairs, split_option_pairs
 from llmexplore.lm.base import Completion
-from llmexplore.lm.cli import _lm_config, _lm_options, client_flags
+from llmexplore.lm.arguments import add_lm_arguments, lm_config_from_args
+from llmexplore.lm.cli import client_flags
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import UNKNOWN_CHECK_AFTER, MotifPreference, OniClassification, UnknownAnswerWatch
+from llmexplore.lm.questions import UNKNOWN_CHECK_AFTER, UnknownAnswerWatch
+from llmexplore.methods.motif.questions import MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 from llmexplore.lm.service import AnnotationService
 from llmexplore.methods.oni import labeler as labeler_module
 from llmexplore.methods.oni.labeler import OnlineLabeler
@@ -26,7 +29,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 def _lm_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    _lm_options(parser)
+    add_lm_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -36,7 +39,7 @@ def test_lm_pairs_may_be_comma_separated_or_repeated():
     # a comma inside a value stays: no key= follows it
     assert parse_option_pairs(["stop=[a,b],timeout_s=30", "goal_text=eat, then rest"]) == {
         "stop": ["a", "b"], "timeout_s": 30, "goal_text": "eat, then rest"}
-    config = _lm_config(_lm_args("--lm", "backend=openai,endpoint=completion,answer=score,base_url=http://h:1/v1"))
+    config = lm_config_from_args(_lm_args("--lm", "backend=openai,endpoint=completion,answer=score,base_url=http://h:1/v1"))
     assert (config.backend, config.endpoint, config.answer, config.base_url) == (
         "openai", "completion", "score", "http://h:1/v1")
 
@@ -45,14 +48,14 @@ def test_every_lm_flag_docs_lm_shows_is_accepted():
     shown = set(re.findall(r"--lm ([\w.=:/,-]+)", (DOCS / "LM.md").read_text()))
     assert "backend=openai,endpoint=completion,answer=score" in shown
     for flags in shown:
-        _lm_config(_lm_args("--lm", flags))  # raises ConfigError when a setting is rejected
+        lm_config_from_args(_lm_args("--lm", flags))  # raises ConfigError when a setting is rejected
 
 
 @pytest.mark.parametrize("can_score", [True, False])
 def test_lm_serve_prints_the_flags_a_run_needs(can_score):
     line = client_flags("0.0.0.0", 8123, "gemma-3-270m", can_score)
     argv = shlex.split(line)
-    config = _lm_config(_lm_args(*argv))
+    config = lm_config_from_args(_lm_args(*argv))
     assert (config.backend, config.base_url, config.model) == ("openai", "http://127.0.0.1:8123/v1", "gemma-3-270m")
     assert config.answer == ("score" if can_score else "generate")
     assert config.endpoint == ("completion" if can_score else "chat")

@@ -18,7 +18,9 @@ from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessage
 from llmexplore.errors import ConfigError, DataError, UserError
 from llmexplore.lm.config import LMConfig, SamplingParams
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.questions import MotifPreference, OniClassification, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.motif.questions import MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 from llmexplore.methods import CheckContext, MethodContext, RewardBatch, get_method, parse_options
 
 NEWT, WALL, GOLD, EMPTY = "You kill the newt!", "It's a wall.", "You see here 3 gold pieces.", ""

@@ -8,7 +8,7 @@ import os
 import re
 from typing import Sequence
 
-from llmexplore.cli import Handler, command
+from llmexplore.commands import Handler, command
 from llmexplore.errors import ConfigError
 from llmexplore.number_input import number_type
 

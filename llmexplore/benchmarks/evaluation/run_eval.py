@@ -84,7 +84,8 @@ def default_output(run_dir: Path, policy: Policy, greedy: bool) -> Path:
 def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "latest", greedy: bool = False,
              workers: int | None = None, out: str | Path | None = None, progress: bool = True) -> tuple[EvaluationRecord, Path]:
     """Play one episode per seed with the checkpoint's policy; write and return the record."""
-    from llmexplore.benchmarks.run.cell import ensure_writable, environment_info, utc_now
+    from llmexplore.atomic import ensure_writable
+    from llmexplore.benchmarks.run.cell import environment_info, utc_now
 
     seeds = check_seeds(seeds)
     policy = load_policy(run_dir, checkpoint)  # every check happens here, before any episode

@@ -24,7 +24,7 @@ from llmexplore.agents.checkpoints import (
     newest_readable_checkpoint,
     remove_partial_saves,
 )
-from llmexplore.atomic import JsonlAppender, log_tail, read_jsonl, rewrite_jsonl
+from llmexplore.atomic import JsonlAppender, ensure_writable, log_tail, read_jsonl, rewrite_jsonl
 from llmexplore.benchmarks.run.budget import overshoot_note
 from llmexplore.benchmarks.run.progress import ProgressView
 from llmexplore.benchmarks.run.lock import RunFolderLock
@@ -349,17 +349,6 @@ def _finish_wandb(run: Any, failed: bool) -> None:
         from llmexplore.agents.wandb_run import finish_wandb
 
         finish_wandb(run, failed)
-
-
-def ensure_writable(run_dir: Path) -> None:
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / f".write-probe-{os.getpid()}"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        raise ConfigError(f"cannot write to output directory {run_dir}: {exc.strerror or exc}",
-                          hint="choose another --out, or fix its permissions") from None
 
 
 def _spec_differences(old: dict[str, Any], new: dict[str, Any], prefix: tuple = ()) -> list[str]:

@@ -15,7 +15,7 @@ from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_
 from llmexplore.agents.train_config import TrainConfig, network_encoder
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.envs import get_task, make_adapter
-from llmexplore.errors import ConfigError, UserError
+from llmexplore.errors import ConfigError, UserError, validation_problems
 from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import CheckContext, get_method, parse_options
@@ -58,16 +58,6 @@ class RunSpec(BaseModel):
 def cell_id(spec: "RunSpec | ResolvedRun") -> str:
     """How grids, run records and progress lines name a run: ``label/task/seed<N>``."""
     return f"{spec.label or spec.method}/{spec.task}/seed{spec.seed}"
-
-
-def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
-    """pydantic errors as (dotted field, message) pairs."""
-    return [(".".join(str(p) for p in err["loc"]) or "value", err["msg"]) for err in exc.errors()]
-
-
-def format_validation_error(exc: ValidationError) -> str:
-    """pydantic errors as one line: ``field: message; field: message``."""
-    return "; ".join(f"{field}: {message}" for field, message in validation_problems(exc))
 
 
 def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True) -> ResolvedRun:

@@ -16,7 +16,8 @@ from typing import Iterable
 from llmexplore.envs.housekeep.vocab import display
 from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.config import SamplingParams
-from llmexplore.lm.questions import EllmGoals, HousekeepPlacement, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.ellm.questions import EllmGoals, HousekeepPlacement
 
 #: entries kept per table before it is cleared (memory stays bounded in long runs)
 MAX_MEMO = 200_000

@@ -13,11 +13,11 @@ from __future__ import annotations
 import gymnasium as gym
 
 from llmexplore.lm.backends import parse_lm_config
-from llmexplore.lm.questions import make_question
 from llmexplore.methods.base import MethodContext
 from llmexplore.methods.ellm import shared
 from llmexplore.methods.ellm.embedding import resolve_model_path
-from llmexplore.methods.ellm.method import QUESTIONS, ELLMOptions
+from llmexplore.methods.ellm.options import ELLMOptions
+from llmexplore.methods.ellm.questions import FAMILY_QUESTIONS
 from llmexplore.methods.ellm.wrapper import GoalRewardWrapper
 
 
@@ -35,7 +35,7 @@ def make_wrapper(env: gym.Env, options: ELLMOptions, context: MethodContext) -> 
                  config.cache_path(context.run_dir), params.cache_text())
 
     def question():
-        return make_question(QUESTIONS[family], version=options.prompt_version, prompts=config.prompts)
+        return FAMILY_QUESTIONS[family](version=options.prompt_version, prompts=config.prompts)
 
     if family == "crafter":
         from llmexplore.methods.ellm.asking import GoalSuggester

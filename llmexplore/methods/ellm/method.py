@@ -34,43 +34,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import gymnasium as gym
-from pydantic import Field
 
 from llmexplore.envs.base import TaskSpec
 from llmexplore.errors import ConfigError
 from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.ellm.embedding import resolve_model_path
+from llmexplore.methods.ellm.options import ELLMOptions
+from llmexplore.methods.ellm.questions import FAMILY_QUESTIONS
 from llmexplore.methods.ellm.wrapper import GOAL_KEY, REWARD_KEY
 from llmexplore.methods.registry import register_method
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-#: the question each supported family asks, and the observation keys its wrapper reads
-QUESTIONS = {"crafter": "ellm_goals", "housekeep": "housekeep_placement"}
+#: the observation keys each supported family's wrapper reads (the question it asks: ``FAMILY_QUESTIONS``)
 FAMILY_KEYS = {
     "crafter": ("local_semantic", "facing", "inventory"),
     "housekeep": ("room", "rooms", "receptacles", "at", "objects", "object_on", "held"),
 }
-
-
-class ELLMOptions(MethodOptions):
-    threshold: float = Field(0.99, ge=-1.0, le=1.0,
-                             description="Crafter: cosine similarity above which a suggested goal counts as achieved")
-    model_path: str | None = Field(None, description="sentence-transformers folder; default: the bundled all-MiniLM-L6-v2")
-    novelty: bool = Field(True, description="reward each goal once per episode and stop suggesting achieved goals")
-    goal_conditioning: bool = Field(True, description="give the policy the embedding of the current suggestions")
-    prompt_version: str = Field("default", description="version of the question's prompt template")
-    health_coef: float = Field(
-        0.0, description="Crafter: reward per point of health gained (lost: negative) on every step, added to the "
-                         "goal reward. ELLM's code adds such a term but sets it to 0 before use (0, the default); "
-                         "0.1 is the term as written there (Crafter's own health reward)")
-    suggested_reward: float = Field(2.5, description="Housekeep: reward of a suggested pick or place")
-    unsuggested_reward: float = Field(-0.25, description="Housekeep: reward of a pick or place not suggested")
-    failed_reward: float = Field(-0.2, description="Housekeep: reward of a pick or place that fails")
-    oracle_noise: float = Field(0.0, ge=0.0, le=1.0,
-                                description="Housekeep, oracle backend: share of placement answers flipped")
-    oracle_noise_seed: int = Field(0, ge=0, description="which answers the noise flips (fixed per LM, not per run)")
 
 
 @register_method
@@ -92,15 +73,15 @@ class ELLM(IntrinsicReward):
         from llmexplore.lm.templates import load_prompts
 
         task, options, lm = run.task, run.options, run.lm
-        if task.family not in QUESTIONS:
+        if task.family not in FAMILY_QUESTIONS:
             raise ConfigError(
                 f"method 'ellm' cannot run on {task.family} task '{task.name}': ELLM asks the LM for goal "
                 f"suggestions, and this suite has a suggestion question only for "
-                f"{' and '.join(f'{f} ({q})' for f, q in QUESTIONS.items())}",
+                f"{' and '.join(f'{f} ({q.kind})' for f, q in FAMILY_QUESTIONS.items())}",
                 hint="on NetHack use 'ellm-bow' (ONI's ELLM baseline), or run 'ellm' on a crafter or housekeep task")
         super().check_run(run)
         resolve_model_path(options.model_path)
-        load_prompts(lm.prompts).template(QUESTIONS[task.family], options.prompt_version)
+        load_prompts(lm.prompts).template(FAMILY_QUESTIONS[task.family].kind, options.prompt_version)
         if options.oracle_noise > 0 and (task.family != "housekeep" or lm.backend != "oracle"):
             raise ConfigError("the ellm option oracle_noise flips the oracle's Housekeep placement answers; "
                               f"it needs a housekeep task and lm.backend 'oracle' (got {task.family}, "

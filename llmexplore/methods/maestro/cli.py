@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from llmexplore.atomic import require_output_dir
-from llmexplore.cli import Handler, command
+from llmexplore.commands import Handler, command
 from llmexplore.number_input import number_type, seed_type
 
 
@@ -23,7 +23,7 @@ def _skills_arg(text: str) -> tuple[str, ...]:
 
 
 def _generate(p: argparse.ArgumentParser) -> Handler:
-    from llmexplore.lm.cli import add_lm_arguments
+    from llmexplore.lm.arguments import add_lm_arguments
     from llmexplore.methods.maestro.skills import SKILLS
 
     p.add_argument("--out", required=True, help="code folder (created; rerunning keeps what passed)")
@@ -35,7 +35,7 @@ def _generate(p: argparse.ArgumentParser) -> Handler:
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.lm.backends import make_lm
-        from llmexplore.lm.cli import lm_config_from_args
+        from llmexplore.lm.arguments import lm_config_from_args
         from llmexplore.methods.maestro.codegen import (generate_code, skill_targets, task_target,
                                                         training_target)
         from llmexplore.methods.maestro.tasks import get_zero_shot_task, zero_shot_tasks
@@ -99,7 +99,7 @@ def _tasks(p: argparse.ArgumentParser) -> Handler:
 
 
 def _evaluate(p: argparse.ArgumentParser) -> Handler:
-    from llmexplore.lm.cli import add_lm_arguments
+    from llmexplore.lm.arguments import add_lm_arguments
 
     p.add_argument("--task", required=True,
                    help="zero-shot task name (`llmexplore maestro tasks` lists them)")
@@ -118,7 +118,7 @@ def _evaluate(p: argparse.ArgumentParser) -> Handler:
     add_lm_arguments(p)
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.lm.cli import lm_config_from_args
+        from llmexplore.lm.arguments import lm_config_from_args
         from llmexplore.methods.maestro.zero_shot_eval import evaluate_task
 
         result = evaluate_task(args.run, args.task, args.episodes, checkpoint=args.checkpoint,

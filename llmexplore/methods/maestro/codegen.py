@@ -30,7 +30,8 @@ from llmexplore.atomic import atomic_write_json, atomic_write_text
 from llmexplore.errors import ConfigError, UserError
 from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.config import SamplingParams
-from llmexplore.lm.questions import CodeRequest, MaestroCode, ask
+from llmexplore.lm.questions import ask
+from llmexplore.methods.maestro.questions import CodeRequest, MaestroCode
 from llmexplore.methods.maestro.checking import check_code
 from llmexplore.methods.maestro.sandbox import DEFAULT_LIMITS, CodeRejected, FunctionSpec, Limits
 from llmexplore.methods.maestro.skills import CONTRACTS, FUNCTIONS, SKILL_DESCRIPTIONS, SKILLS, check_skills

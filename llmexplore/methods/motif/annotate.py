@@ -22,7 +22,8 @@ import numpy as np
 from llmexplore.errors import ConfigError
 from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.config import LMConfig, SamplingParams
-from llmexplore.lm.questions import LABEL_UNKNOWN, MotifPreference, UnknownAnswerWatch, ask
+from llmexplore.lm.questions import UnknownAnswerWatch, ask
+from llmexplore.methods.motif.questions import LABEL_UNKNOWN, MotifPreference
 from llmexplore.methods.motif.dataset import PairDataset, open_pair_dataset, preference_name
 from llmexplore.paths import check_name
 

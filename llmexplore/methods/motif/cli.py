@@ -7,7 +7,9 @@ import json
 import time
 
 from llmexplore.atomic import require_output_dir
-from llmexplore.cli import Handler, command
+from llmexplore.commands import Handler, command
+from llmexplore.errors import ConfigError, UserError
+from llmexplore.lm.arguments import add_lm_arguments, lm_config_from_args
 from llmexplore.number_input import number_type, seed_type
 
 
@@ -25,7 +27,6 @@ def _collect(p: argparse.ArgumentParser) -> Handler:
     def handle(args: argparse.Namespace) -> int:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        from llmexplore.errors import ConfigError
         from llmexplore.methods.motif.collect import collect_pairs
 
         if args.envs < 1:
@@ -57,17 +58,68 @@ def _collect(p: argparse.ArgumentParser) -> Handler:
 
 
 def _annotate(p: argparse.ArgumentParser) -> Handler:
-    from llmexplore.lm.cli import add_annotation_arguments
-
     p.add_argument("--dataset", required=True, help="pair dataset folder (data/, info/, preference/)")
     add_annotation_arguments(p)
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.lm.cli import run_annotation
-
         return run_annotation(args, args.dataset)
 
     return handle
+
+
+def _chunk(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ConfigError(f"--chunk {text!r} must look like K/N, e.g. 0/4") from None
+    return k, n
+
+
+def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of an annotation job (goal, prompt version, chunk, LM); shared by `lm annotate` and `motif annotate`."""
+    p.add_argument("--goal", default="defaultgoal",
+                   help="defaultgoal | zeroknowledge | combat | gold | stairs, or a MaestroMotif skill: "
+                        "discoverer | descender | ascender | worshipper | merchant")
+    p.add_argument("--version", default="default", help="prompt version: default | reworded")
+    p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
+                                       "e.g. llmexplore-oracle-5 for the oracle)")
+    p.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
+    p.add_argument("--batch-size", type=number_type(int, 1), default=128, help="pairs asked per LM call")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    add_lm_arguments(p)
+
+
+def run_annotation(args: argparse.Namespace, dataset: str) -> int:
+    """Run the annotation job the parsed options describe; print its report as one JSON line.
+
+    The report's ``annotation`` is the label file's name, the value `motif train-reward
+    --annotation` takes.
+    """
+    from pathlib import Path
+
+    from llmexplore.methods.motif.annotate import annotate_from_config
+
+    if args.batch_size < 1:
+        raise ConfigError("--batch-size must be at least 1")
+    config = lm_config_from_args(args)
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)  # a scheduler's stop ends the job as Ctrl-C does
+    try:
+        report = annotate_from_config(dataset, config, goal=args.goal, version=args.version,
+                                      annotator=args.annotator, chunk=_chunk(args.chunk),
+                                      batch_size=args.batch_size, progress=not args.quiet)
+    except KeyboardInterrupt:
+        raise UserError("annotation interrupted: the labels written so far are saved and every answer "
+                        "received is in the LM cache", hint="rerun the same command to finish; nothing is "
+                        "asked of the model twice") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(json.dumps({"annotation": Path(report.labels_file).stem, **report.as_dict()}), flush=True)
+    return 0
 
 
 def _train_reward(p: argparse.ArgumentParser) -> Handler:
@@ -95,8 +147,7 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        from llmexplore.benchmarks.run.spec import format_validation_error
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import format_validation_error
         from llmexplore.methods.motif.training import train_reward_model
 
         require_output_dir(args.out)

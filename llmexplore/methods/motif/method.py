@@ -38,6 +38,7 @@ from llmexplore.methods.base import (
     RewardBatch,
     no_grad,
 )
+from llmexplore.methods.motif import questions  # noqa: F401  registers Motif's question kind with the LM layer
 from llmexplore.methods.motif.artifacts import check_reward_model_dir
 from llmexplore.methods.registry import register_method
 

@@ -47,7 +47,9 @@ from pydantic import Field
 
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
-from llmexplore.lm.questions import MotifPreference, OniClassification, Question
+from llmexplore.lm.questions import Question
+from llmexplore.methods.motif.questions import MotifPreference
+from llmexplore.methods.oni.questions import OniClassification
 from llmexplore.methods.base import (
     CheckContext,
     IntrinsicReward,

@@ -31,7 +31,7 @@ from llmexplore.methods.motif.model import MotifRewardModel, non_tie_accuracy, p
 from llmexplore.methods.motif.training import pair_rewards
 from llmexplore.methods.oni.captions import CaptionVocabulary
 from llmexplore.methods.oni.online_model import OnlineRewardModel
-from llmexplore.lm.questions import LABEL_TIE, LABEL_UNKNOWN
+from llmexplore.methods.motif.questions import LABEL_TIE, LABEL_UNKNOWN
 
 
 class CaptionReservoir:

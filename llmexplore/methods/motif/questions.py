@@ -1,0 +1,58 @@
+"""Motif's question (also ONI-Ranking's): which of two NetHack messages shows more progress under a goal.
+
+Registered as the kind ``motif_preference`` when imported; its prompts are ``<prompts>/motif_preference/``.
+The labels are those of the pair dataset (``dataset.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llmexplore.errors import ConfigError
+from llmexplore.lm.parsing import DeclaredAnswer, Parsed
+from llmexplore.lm.questions import NO_SHORTCUT, Question, register_question_kind
+from llmexplore.lm.templates import PromptLibrary
+from llmexplore.methods.motif.dataset import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN
+
+__all__ = ["LABEL_FIRST", "LABEL_SECOND", "LABEL_TIE", "LABEL_UNKNOWN", "MotifPreference"]
+
+
+@register_question_kind
+class MotifPreference(Question):
+    """Which of two NetHack messages shows more progress under a goal (Motif, ONI-Ranking).
+
+    Item: (first caption, second caption). Labels: 0 first, 1 second, 2 tie, 3 unknown;
+    identical captions are a tie without a call.
+    """
+
+    kind = "motif_preference"
+    unknown = LABEL_UNKNOWN
+    answer_format = "Preferred: 1, Preferred: 2 or Preferred: none"
+    ANSWER = DeclaredAnswer("Preferred", {"1": LABEL_FIRST, "2": LABEL_SECOND, "none": LABEL_TIE,
+                                          "message 1": LABEL_FIRST, "message 2": LABEL_SECOND},
+                            answer_format)
+    score_lead = "Preferred:"
+    score_options = {" 1": LABEL_FIRST, " 2": LABEL_SECOND, " none": LABEL_TIE}
+    neutral_item = ("N/A", "N/A")
+
+    def __init__(self, goal: str = "defaultgoal", version: str = "default",
+                 prompts: PromptLibrary | str | None = None):
+        super().__init__(version, prompts)
+        goals = self.prompts.table(self.kind, "goals")
+        if goal not in goals:
+            raise ConfigError(f"unknown Motif goal {goal!r}", hint=f"goals: {', '.join(goals)}")
+        self.goal = goal
+        self.goal_instruction = goals[goal]
+
+    def fields(self, item: tuple[str, str]) -> dict[str, str]:
+        first, second = item
+        return {"goal_instruction": self.goal_instruction, "first": first, "second": second}
+
+    def shortcut(self, item: tuple[str, str]) -> Any:
+        return LABEL_TIE if item[0] == item[1] else NO_SHORTCUT
+
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        return self.ANSWER.parse(text, prompt)
+
+    def describe(self) -> str:
+        return f"{self.kind}/{self.version} goal={self.goal}"
