@@ -16,7 +16,8 @@ from tests.unit.test_import_layers import PACKAGE, _module_names, imported_modul
 #: every sub-command and the steps of those that have them
 COMMANDS = {"run": (), "envs": (), "methods": (), "schema": (), "grid": (), "leaderboard": (), "bench": (),
             "data": ("list", "fetch"), "evaluate": (), "visualize": (), "lm": ("annotate", "serve", "prompts", "cache"),
-            "motif": ("collect", "annotate", "train-reward"), "maestro": ("generate", "check", "tasks", "evaluate")}
+            "motif": ("collect", "annotate", "train-reward"), "maestro": ("generate", "check", "tasks", "evaluate"),
+            "options": ()}
 
 
 def _help(argv: list[str]) -> str:
