@@ -9,7 +9,7 @@ from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import OracleError
 from llmexplore.lm.oracle import UNRECOGNISED, OracleLM, register_oracle_kind
 from llmexplore.lm.oracle import _ANSWERS as ORACLE_ANSWERS
-from llmexplore.lm.oracle.crafter import RULES, goals_answer, parse_caption
+from llmexplore.envs.crafter.oracle import RULES, goals_answer, parse_caption
 from llmexplore.lm.questions import (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, EllmGoals, HousekeepPlacement,
                                      MotifPreference, OniClassification, ask)
 
@@ -125,7 +125,7 @@ def test_goal_sentences_state_the_exclusions():
      "or going down the stairs in the dungeon.", "defaultgoal"),
 ])
 def test_unknown_goal_sentences_are_read_before_their_exclusions(sentence, goal):
-    from llmexplore.lm.oracle.nethack import goal_from_instruction
+    from llmexplore.envs.nethack.oracle import goal_from_instruction
 
     assert goal_from_instruction(sentence, {}) == goal
 
@@ -252,7 +252,7 @@ def test_logprobs_are_those_of_a_deterministic_model():
 
 
 def test_trigger_shortcut_never_changes_the_events():
-    from llmexplore.lm.oracle.nethack import message_events, message_events_slow
+    from llmexplore.envs.nethack.oracle import message_events, message_events_slow
     from tests.helpers.pairs import MESSAGES
 
     extra = ["You die...", "You slay the orc.", "The gnome lord is killed!", "You feel more experienced.",
