@@ -86,7 +86,7 @@ FAMILY = EnvFamily(
     extra_columns=("score", "depth", "experience_level", "gold", "kills"),
     metric_ranges={"progression": (0.0, 100.0)},
     reference_steps_per_second=1_300,  # NetHack Score (README)
-    screen=ScreenFactory("llmexplore.viz.screens:TerminalScreen"),
+    screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
     data_sources=("balrog",),
     oracle_answers={"motif_preference": "llmexplore.envs.nethack.oracle:motif_answer",
                     "oni_classification": "llmexplore.envs.nethack.oracle:oni_answer"},
