@@ -2,7 +2,10 @@
 
 Every import counts, also one inside a function, so the test fails the moment someone adds an
 upward import anywhere. Command modules (``cli.py``, ``*_cli.py``) are the top layer wherever they live; only
-other command modules may import them.
+other command modules may import them. An environment family's folder (``envs/<family>/``) is a plug-in:
+its networks, oracle answers and screen build on the interfaces of the generic layers, and the generic
+layers reach it only through its ``EnvFamily`` declaration (``tests/unit/test_env_families.py`` checks
+who imports a family).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ ALLOWED: dict[str, set[str]] = {
     "foundations": set(),
     "envs": set(),
     "lm": {"envs"},
-    "methods": {"envs", "lm", "agents"},
+    #: a family may import another family's modules (MiniHack reuses NetHack's)
+    "families": {"envs", "lm", "agents", "viz", "families"},
+    #: only the method modules written for a family (named in test_env_families.py)
+    "methods": {"envs", "lm", "agents", "families"},
     "agents": {"envs", "lm", "methods"},
     "benchmarks": {"envs", "lm", "methods", "agents", "viz"},
     "viz": {"envs", "lm", "methods", "agents", "benchmarks"},
@@ -27,11 +33,13 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
-def layer_of_module(parts: tuple[str, ...]) -> str:
+def layer_of_module(parts: tuple[str, ...], package: Path = PACKAGE) -> str:
     """The layer of ``llmexplore.<parts>``."""
     if parts[-1] == "__main__" or parts[-1] == "cli" or parts[-1].endswith("_cli"):
         return "cli"
     head = parts[0]
+    if head == "envs" and len(parts) > 1 and (package / "envs" / parts[1]).is_dir():
+        return "families"
     return "foundations" if head in FOUNDATIONS else head
 
 
@@ -59,9 +67,9 @@ def imported_modules(path: Path, package: Path) -> list[tuple[int, tuple[str, ..
 def upward_imports(package: Path = PACKAGE) -> list[str]:
     problems = []
     for path in sorted(package.rglob("*.py")):
-        own = layer_of_module(path.relative_to(package).with_suffix("").parts)
+        own = layer_of_module(path.relative_to(package).with_suffix("").parts, package)
         for line, target in imported_modules(path, package):
-            layer = layer_of_module(target)
+            layer = layer_of_module(target, package)
             if layer not in (own, "foundations") and layer not in ALLOWED[own]:
                 problems.append(f"{path.relative_to(package.parent)}:{line} ({own}) imports "
                                 f"llmexplore.{'.'.join(target)} ({layer})")
@@ -85,7 +93,7 @@ def test_the_check_sees_upward_imports_inside_functions_and_relative_ones(tmp_pa
     (package / "methods").mkdir()
     (package / "methods" / "cli.py").write_text("import llmexplore.benchmarks.grid\n")
     assert upward_imports(package) == [
-        "llmexplore/envs/crafter/probe.py:1 (envs) imports llmexplore.methods (methods)",
+        "llmexplore/envs/crafter/probe.py:1 (families) imports llmexplore.methods (methods)",
         "llmexplore/envs/probe.py:2 (envs) imports llmexplore.benchmarks (benchmarks)",
     ]
 
