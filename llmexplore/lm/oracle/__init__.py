@@ -88,8 +88,14 @@ def register_family_answers() -> None:
     for family in families():
         for kind, path in family.oracle_answers.items():
             known = _ANSWERS.get(kind)
-            if not (isinstance(known, FamilyAnswer) and known.path == path):
-                register_oracle_kind(kind, FamilyAnswer(path))
+            if isinstance(known, FamilyAnswer) and known.path == path:
+                continue
+            if known is not None:
+                where = f"'{known.path}'" if isinstance(known, FamilyAnswer) else "register_oracle_kind"
+                raise OracleError(f"family '{family.name}' answers the question kind {kind!r} with '{path}', "
+                                  f"which {where} already answers",
+                                  hint="a question kind belongs to one family: rename one of them")
+            register_oracle_kind(kind, FamilyAnswer(path))
 
 
 register_family_answers()
