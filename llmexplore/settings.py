@@ -1,16 +1,13 @@
 """Where data lives: the files shipped in the package, and a data folder for fetched datasets.
 
-Small published figures ship with the package (``llmexplore/data/packaged``): BALROG's
-NetHack progression table and the Crafter reference scores derived from Crafter's
-published stats. Larger third-party datasets (Housekeep's annotations and episodes,
-Crafter's per-episode stats) are fetched with ``llmexplore data fetch NAME`` into the data
-folder: ``LLMEXPLORE_DATA``, else ``$XDG_CACHE_HOME/llmexplore/data`` (default
-``~/.cache/llmexplore/data``), laid out as ``<folder>/<dataset>/``.
-
-Each dataset can also be pointed at directly with its own variable (``LLMEXPLORE_BALROG_TABLE``,
-``LLMEXPLORE_CRAFTER_REFERENCE``, ``LLMEXPLORE_HOUSEKEEP_DATA``). When ``LLMEXPLORE_DATA`` is
-unset and a dataset is not in the cache, a development checkout also finds it in a
-``shared/data`` folder beside the checkout.
+Small published figures ship with the package (``llmexplore/data/packaged``, listed in its
+``SOURCES.md``); a family reads them through ``packaged_path`` and says itself how another
+copy is chosen. Larger third-party datasets (``llmexplore.data.catalog``) are fetched with
+``llmexplore data fetch NAME`` into the data folder: ``LLMEXPLORE_DATA``, else
+``$XDG_CACHE_HOME/llmexplore/data`` (default ``~/.cache/llmexplore/data``), laid out as
+``<folder>/<dataset>/``. Each can also be pointed at directly with its own variable (named
+in the catalog). When ``LLMEXPLORE_DATA`` is unset and a dataset is not in the cache, a
+development checkout also finds it in a ``shared/data`` folder beside the checkout.
 """
 
 from __future__ import annotations
@@ -21,10 +18,7 @@ from pathlib import Path
 from llmexplore.errors import DataError
 
 DATA_ENV = "LLMEXPLORE_DATA"
-BALROG_ENV = "LLMEXPLORE_BALROG_TABLE"
 PACKAGED = Path(__file__).resolve().parent / "data" / "packaged"
-BALROG_SOURCE = ("BALROG's NetHack progression table (achievements.json from github.com/balrog-ai/BALROG, "
-                 "MIT; shipped in llmexplore/data/packaged/balrog)")
 
 
 def default_data_home() -> Path:
@@ -51,15 +45,7 @@ def packaged_path(relative: str) -> Path:
 
 
 def data_path(dataset: str, *, must_exist: bool = True) -> Path:
-    """Path of one dataset (file or folder), or a DataError naming the command that fetches it."""
-    if dataset == "balrog":
-        override = os.environ.get(BALROG_ENV)
-        path = Path(override).expanduser() if override else packaged_path("balrog/achievements.json")
-        if must_exist and not path.exists():
-            raise DataError(f"{BALROG_SOURCE} not found at {path}",
-                            hint=f"unset {BALROG_ENV} to use the copy shipped with llmexplore")
-        return path
-
+    """Path of one fetched dataset (file or folder), or a DataError naming the command that fetches it."""
     from llmexplore.data.catalog import dataset as find_dataset, fetch_command
 
     info = find_dataset(dataset)

@@ -104,6 +104,9 @@ class EnvFamily:
     screen: ScreenFactory | None = None
     #: names in ``llmexplore.data.catalog`` (or "balrog", shipped) the family's tasks or metrics read
     data_sources: tuple[str, ...] = ()
+    #: question kind (``<prompts>/<kind>/``) -> ``module:function`` answering it in the embedded oracle
+    #: (called with an ``lm.oracle.OracleQuery``, returns the reply text); a kind belongs to one family
+    oracle_answers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if "small" not in self.networks:

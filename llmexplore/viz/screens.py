@@ -1,9 +1,10 @@
 """What an episode looks like on screen, one image per observation.
 
-Each environment family names its ``Screen`` (``EnvFamily.screen``): NetHack's terminal drawn
-from ``tty_chars`` and ``tty_colors`` in a monospace font, Crafter's image scaled up. A family
-without one (such as Housekeep, whose observations are not pictures) falls back to its caption
-as text, so every adapter can be visualized.
+Each environment family names its ``Screen`` (``EnvFamily.screen``), its own (NetHack's terminal,
+``envs/nethack/screen.py``) or a generic one here: ``ImageScreen`` scales an image observation
+up (Crafter's). A family without one (observations that are not pictures) falls back to
+its caption as text (``CaptionScreen``), so every adapter can be visualized. ``glyph_masks``
+and ``monospace_font`` draw text for any screen.
 """
 
 from __future__ import annotations
@@ -20,15 +21,6 @@ from llmexplore.envs.registry import find_family
 
 BACKGROUND = np.array([0, 0, 0], dtype=np.uint8)
 TEXT = np.array([220, 220, 220], dtype=np.uint8)
-
-#: NetHack's 16 terminal colours (CLR_BLACK .. CLR_WHITE); black is drawn dark grey, as
-#: terminals with NetHack's ``use_darkgray`` do, so black monsters stay visible.
-TERMINAL_PALETTE = np.array([
-    (85, 85, 85), (170, 0, 0), (0, 170, 0), (170, 85, 0), (0, 0, 170), (170, 0, 170), (0, 170, 170), (170, 170, 170),
-    (128, 128, 128), (255, 85, 85), (85, 255, 85), (255, 255, 85), (85, 85, 255), (255, 85, 255), (85, 255, 255),
-    (255, 255, 255),
-], dtype=np.uint8)
-
 
 class Screen(Protocol):
     #: observation keys to ask the adapter for (``make_env(extra_keys=...)``)
@@ -69,33 +61,6 @@ def glyph_masks(size: int) -> np.ndarray:
         ImageDraw.Draw(cell).text((0, 0), bytes([code]).decode("latin-1"), font=font, fill=255)
         masks[code] = np.asarray(cell, dtype=np.float32) / 255.0
     return masks
-
-
-class TerminalScreen:
-    """NetHack's 24x80 terminal; a glyph atlas per colour makes a frame one array lookup."""
-
-    extra_keys = ("tty_chars", "tty_colors", "tty_cursor")
-    shows_caption = True
-    caption_label = "message"
-
-    def __init__(self, font_size: int = 13):
-        masks = glyph_masks(font_size)  # 256, h, w
-        # atlas[colour, char] = the glyph drawn in that colour on black: [16, 256, h, w, 3]
-        self.atlas = np.rint(masks[None, :, :, :, None] * TERMINAL_PALETTE[:, None, None, None, :]).astype(np.uint8)
-        self.cell = masks.shape[1:]
-
-    def render(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
-        chars = np.asarray(obs["tty_chars"], dtype=np.uint8)
-        colors = np.asarray(obs["tty_colors"]).astype(np.int64) & 15
-        rows, cols = chars.shape
-        h, w = self.cell
-        image = self.atlas[colors, chars].transpose(0, 2, 1, 3, 4).reshape(rows * h, cols * w, 3)
-        cursor = obs.get("tty_cursor")
-        if cursor is not None:
-            r, c = (int(v) for v in np.asarray(cursor).reshape(-1)[:2])
-            if 0 <= r < rows and 0 <= c < cols:
-                image[r * h + h - 2 : r * h + h, c * w : (c + 1) * w] = TEXT
-        return image
 
 
 class ImageScreen:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from llmexplore.agents.nle_baseline import upstream_parameter_count
+from llmexplore.envs.nethack.nle_baseline import upstream_parameter_count
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

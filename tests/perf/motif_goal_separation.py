@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from llmexplore.envs.nethack.text import encode_message  # noqa: E402
-from llmexplore.lm.oracle import nethack as rules  # noqa: E402
+from llmexplore.envs.nethack import oracle as rules  # noqa: E402
 from llmexplore.methods.motif.collect import collect_pairs  # noqa: E402
 from llmexplore.methods.motif.dataset import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, open_pair_dataset  # noqa: E402
 from llmexplore.methods.motif.scorer import RewardScorer  # noqa: E402

@@ -11,7 +11,7 @@ import torch
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.crafter.adapter import ACTIONS, CrafterEnv
 from llmexplore.envs.crafter.text import INVENTORY
-from llmexplore.lm.oracle.crafter import RULES
+from llmexplore.envs.crafter.oracle import RULES
 from llmexplore.methods import MethodContext, RewardBatch, get_method, parse_options
 from llmexplore.methods.ellm import shared
 from llmexplore.methods.ellm.crafter_events import (

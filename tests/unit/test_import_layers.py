@@ -3,6 +3,9 @@
 Every import counts, also one inside a function or under ``TYPE_CHECKING``, so the test fails the moment
 someone adds an upward import anywhere. Command modules (``cli.py``, ``*_cli.py``, the registry
 ``commands.py``) are the top layer wherever they live; only other command modules may import them.
+An environment family's folder (``envs/<family>/``) is a plug-in layer of its own: its networks, oracle
+answers and screen build on the interfaces of the generic layers, and the generic layers reach it only
+through its ``EnvFamily`` declaration (``tests/unit/test_env_families.py`` checks who imports a family).
 ``ALLOWED`` is the layer table of docs/ARCHITECTURE.md, and a test reads that table to keep the two equal.
 """
 
@@ -18,27 +21,32 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "llmexplore"
 ARCHITECTURE = REPO / "docs" / "ARCHITECTURE.md"
 FOUNDATIONS = {"errors", "atomic", "settings", "data", "number_input", "yaml_input", "option_input", "paths"}
-LAYERS = ("foundations", "envs", "lm", "methods", "agents", "benchmarks", "viz", "commands")
+LAYERS = ("foundations", "envs", "lm", "families", "methods", "agents", "benchmarks", "viz", "commands")
 #: what each layer may import besides itself: the table of docs/ARCHITECTURE.md, row by row
 ALLOWED: dict[str, set[str]] = {
     "foundations": set(),
     "envs": {"foundations"},
     "lm": {"foundations", "envs"},
-    "methods": {"foundations", "envs", "lm", "agents"},
+    #: a family may import another family's modules (MiniHack reuses NetHack's): the same layer
+    "families": {"foundations", "envs", "lm", "agents", "viz"},
+    #: only the method modules written for a family (named in test_env_families.py) import "families"
+    "methods": {"foundations", "envs", "lm", "agents", "families"},
     "agents": {"foundations", "envs", "lm", "methods"},
     "benchmarks": {"foundations", "envs", "lm", "methods", "agents"},
     "viz": {"foundations", "envs", "lm", "methods", "agents", "benchmarks"},
     "commands": set(LAYERS),
 }
-#: circles a change under way removes: lm/oracle/housekeep.py moves into envs/housekeep/ (issue 36, item 1)
-KNOWN_CIRCLES: list[list[str]] = [["llmexplore.lm.oracle", "llmexplore.lm.oracle.housekeep"]]
+#: circles a change under way removes (none today)
+KNOWN_CIRCLES: list[list[str]] = []
 
 
-def layer_of_module(parts: tuple[str, ...]) -> str:
+def layer_of_module(parts: tuple[str, ...], package: Path = PACKAGE) -> str:
     """The layer of ``llmexplore.<parts>``."""
     if parts[-1] in ("__main__", "cli", "commands") or parts[-1].endswith("_cli"):
         return "commands"
     head = parts[0]
+    if head == "envs" and len(parts) > 1 and (package / "envs" / parts[1]).is_dir():
+        return "families"
     return "foundations" if head in FOUNDATIONS | {"__init__"} else head
 
 
@@ -85,9 +93,9 @@ def upward_imports(package: Path = PACKAGE) -> list[str]:
     problems = []
     known = _module_names(package)  # so that ``from llmexplore import methods`` counts as importing methods
     for path in sorted(package.rglob("*.py")):
-        own = layer_of_module(path.relative_to(package).with_suffix("").parts)
+        own = layer_of_module(path.relative_to(package).with_suffix("").parts, package)
         for line, target in imported_modules(path, package, known):
-            layer = layer_of_module(target)
+            layer = layer_of_module(target, package)
             if layer != own and layer not in ALLOWED[own]:
                 problems.append(f"{path.relative_to(package.parent)}:{line} ({own}) imports "
                                 f"llmexplore.{'.'.join(target)} ({layer})")
@@ -188,7 +196,7 @@ def test_the_check_sees_upward_imports_inside_functions_and_relative_ones(tmp_pa
     (package / "lm" / "probe.py").write_text("from llmexplore import agents\n")
     assert upward_imports(package) == [
         "llmexplore/agents/probe.py:1 (agents) imports llmexplore.commands (commands)",
-        "llmexplore/envs/crafter/probe.py:1 (envs) imports llmexplore.methods (methods)",
+        "llmexplore/envs/crafter/probe.py:1 (families) imports llmexplore.methods (methods)",
         "llmexplore/envs/probe.py:2 (envs) imports llmexplore.benchmarks (benchmarks)",
         "llmexplore/lm/probe.py:1 (lm) imports llmexplore.agents (agents)",
     ]

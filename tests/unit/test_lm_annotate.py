@@ -12,7 +12,7 @@ from llmexplore.cli import main
 from llmexplore.methods.motif.annotate import annotate_pairs, annotator_name, chunk_slice
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.oracle import OracleLM
-from llmexplore.lm.oracle.nethack import message_value
+from llmexplore.envs.nethack.oracle import message_value
 from llmexplore.methods.motif.dataset import open_pair_dataset
 from tests.helpers.motif import ORACLE_ANNOTATOR
 from tests.helpers.pairs import make_dataset, make_pairs

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from llmexplore.envs.crafter.oracle import RULES, goals_answer, parse_caption
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import OracleError
 from llmexplore.lm.oracle import UNRECOGNISED, OracleLM, register_oracle_kind
 from llmexplore.lm.oracle import _ANSWERS as ORACLE_ANSWERS
-from llmexplore.lm.oracle.crafter import RULES, goals_answer, parse_caption
+from llmexplore.envs.crafter.oracle import RULES, goals_answer, parse_caption
 from llmexplore.lm.questions import ask
 from llmexplore.methods.ellm.questions import EllmGoals, HousekeepPlacement
 from llmexplore.methods.motif.questions import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, MotifPreference
@@ -127,7 +128,7 @@ def test_goal_sentences_state_the_exclusions():
      "or going down the stairs in the dungeon.", "defaultgoal"),
 ])
 def test_unknown_goal_sentences_are_read_before_their_exclusions(sentence, goal):
-    from llmexplore.lm.oracle.nethack import goal_from_instruction
+    from llmexplore.envs.nethack.oracle import goal_from_instruction
 
     assert goal_from_instruction(sentence, {}) == goal
 
@@ -254,7 +255,7 @@ def test_logprobs_are_those_of_a_deterministic_model():
 
 
 def test_trigger_shortcut_never_changes_the_events():
-    from llmexplore.lm.oracle.nethack import message_events, message_events_slow
+    from llmexplore.envs.nethack.oracle import message_events, message_events_slow
     from tests.helpers.pairs import MESSAGES
 
     extra = ["You die...", "You slay the orc.", "The gnome lord is killed!", "You feel more experienced.",
@@ -270,3 +271,37 @@ def test_trigger_shortcut_never_changes_the_events():
     for msg in MESSAGES + extra:
         assert message_events(msg) == message_events_slow(msg), msg
     assert sum(bool(message_events(m)) for m in extra) >= len(extra) - 2
+
+
+def test_families_declare_the_kinds_they_answer_and_one_kind_has_one_family():
+    """Game knowledge sits with its family (``EnvFamily.oracle_answers``), imported on the first question."""
+    import subprocess
+    import sys
+
+    from llmexplore.envs import EnvFamily, Network, register_family, unregister_family
+    from llmexplore.lm.oracle import FamilyAnswer, register_family_answers
+
+    assert ORACLE_ANSWERS["motif_preference"].path == "llmexplore.envs.nethack.oracle:motif_answer"
+    assert {k for k, v in ORACLE_ANSWERS.items() if isinstance(v, FamilyAnswer)} == {
+        "motif_preference", "oni_classification", "ellm_goals", "housekeep_placement"}
+    code = ("import sys, llmexplore.lm.oracle; "
+            "print([m for m in sys.modules if m.startswith('llmexplore.envs.') and m.endswith('.oracle')])")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"
+
+    def family(name: str, answers: dict[str, str]) -> EnvFamily:
+        return EnvFamily(name=name, title=name.title(), adapter="m:A", extra="all", probe_module="numpy", tasks=(),
+                         train_defaults={}, networks={"small": Network(name, "m:E")}, oracle_answers=answers)
+
+    register_family(family("probe-a", {"probe_kind": "llmexplore.envs.crafter.oracle:ellm_goals_answer"}))
+    try:
+        register_family_answers()  # a family registered after the oracle was imported
+        assert ORACLE_ANSWERS["probe_kind"].path == "llmexplore.envs.crafter.oracle:ellm_goals_answer"
+        register_family_answers()  # again: nothing changes
+        register_family(family("probe-b", {"probe_kind": "llmexplore.envs.nethack.oracle:oni_answer"}))
+        with pytest.raises(OracleError, match="family 'probe-b' answers the question kind 'probe_kind'"):
+            register_family_answers()
+    finally:
+        unregister_family("probe-a")
+        unregister_family("probe-b")
+        ORACLE_ANSWERS.pop("probe_kind", None)

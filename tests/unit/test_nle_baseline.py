@@ -8,7 +8,7 @@ import torch
 from sample_factory.utils.attr_dict import AttrDict
 
 from llmexplore.agents.train_config import TrainConfig, network_encoder
-from llmexplore.agents.nle_baseline import NLEBaselineEncoder, crop_glyphs, upstream_parameter_count
+from llmexplore.envs.nethack.nle_baseline import NLEBaselineEncoder, crop_glyphs, upstream_parameter_count
 from llmexplore.envs import make_adapter
 from llmexplore.errors import ConfigError
 

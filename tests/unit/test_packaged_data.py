@@ -21,9 +21,9 @@ def bare_machine(monkeypatch, tmp_path):
 
 
 def test_the_balrog_table_ships_with_the_package(bare_machine):
-    from llmexplore.envs.nethack.progression import load_table
+    from llmexplore.envs.nethack.progression import load_table, table_path
 
-    path = settings.data_path("balrog")
+    path = table_path()
     assert path.is_file() and path.is_relative_to(settings.PACKAGED)
     assert (path.parent / "LICENSE").is_file() and (settings.PACKAGED / "SOURCES.md").is_file()
     load_table.cache_clear()

@@ -50,6 +50,21 @@ def test_newer_schema_and_garbage_are_refused(tmp_path):
         read_record(tmp_path)
 
 
+def test_a_version_2_record_reads_its_crafter_stats_as_family_stats(tmp_path):
+    """Schema 3 renamed the family's stats file; the committed Crafter records (schema 2) still read, and
+    are written back under the new name."""
+    committed = REPO / "results/crafter-1m/records/none/crafter-reward/seed0/run.json"
+    data = json.loads(committed.read_text())
+    assert data["schema_version"] == 2 and data["files"]["crafter_stats"] == "stats.jsonl"
+    record = read_record(committed)
+    assert record.files.family_stats == "stats.jsonl" and record.files.checkpoints
+    record.write(tmp_path)
+    written = json.loads((tmp_path / "run.json").read_text())
+    assert written["schema_version"] == SCHEMA_VERSION == 3
+    assert written["files"]["family_stats"] == "stats.jsonl" and "crafter_stats" not in written["files"]
+    assert read_record(tmp_path).files == record.files
+
+
 def test_json_schema_names_the_fields():
     schema = json_schema()
     assert {"status", "spec", "curve", "final_metrics", "schema_version"} <= set(schema["properties"])

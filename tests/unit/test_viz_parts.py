@@ -9,12 +9,13 @@ import pytest
 from PIL import Image
 
 from llmexplore.envs import make_adapter
+from llmexplore.envs.nethack.screen import TERMINAL_PALETTE, TerminalScreen
 from llmexplore.envs.nethack.text import encode_message
 from llmexplore.errors import ConfigError
 from llmexplore.viz.animation import FrameComposer, write_animation
 from llmexplore.viz.messages import NO_CAPTION, caption_stats, merge_stats
 from llmexplore.viz.reward_plot import RewardPlot
-from llmexplore.viz.screens import TERMINAL_PALETTE, CaptionScreen, ImageScreen, TerminalScreen, glyph_masks, screen_for
+from llmexplore.viz.screens import CaptionScreen, ImageScreen, glyph_masks, screen_for
 
 
 def test_terminal_screen_draws_each_cell_in_its_colour():

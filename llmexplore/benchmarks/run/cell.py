@@ -185,7 +185,7 @@ def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, qui
     adapter = make_adapter(run.task)
     resume_steps = _resume_point(run_dir)
     stats_file = get_family(adapter.task.family).stats_file
-    files = RunFiles(crafter_stats=stats_file.name if stats_file else None)  # the record's name for it
+    files = RunFiles(family_stats=stats_file.name if stats_file else None)  # the record's name for it
     _trim_logs(run_dir, files, resume_steps)
     session = CellSession.start(run, adapter, run_dir, files, previous, resume_steps)
     view = ProgressView(cell_id(run), run.budget, start=resume_steps, enabled=not quiet)

@@ -2,7 +2,8 @@
 
 Readers check ``schema_version``; a record from a newer schema is refused rather than
 misread. ``llmexplore schema`` prints the JSON Schema. Version 2 added ``overshoot``
-(version-1 records read as before, with none).
+(version-1 records read as before, with none). Version 3 renamed ``files.crafter_stats`` to
+``files.family_stats`` (any family's own per-episode file); older records read under the new name.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import json
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llmexplore.atomic import atomic_write_json, json_kind
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.paths import check_relative
 
 SCHEMA_NAME = "llmexplore.run"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RECORD_FILE = "run.json"
 
 Status = Literal["running", "complete", "interrupted", "failed"]
@@ -53,14 +54,25 @@ class Session(BaseModel):
 
 
 class RunFiles(BaseModel):
+    """The run folder's files, relative to it."""
+
     model_config = ConfigDict(extra="forbid")
 
     episodes: str = "episodes.jsonl"
     intrinsic: str = "intrinsic.jsonl"
     metrics: str = "metrics.jsonl"
-    crafter_stats: str | None = None
+    family_stats: str | None = Field(
+        None, description="the family's own per-episode file (EnvFamily.stats_file), where it declares one")
     sf_log: str = "sf/sf_log.txt"
     checkpoints: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_in_version_3(cls, data: Any) -> Any:
+        """Records before schema 3 name the family's stats file ``crafter_stats``."""
+        if isinstance(data, dict) and "crafter_stats" in data and "family_stats" not in data:
+            data = {("family_stats" if key == "crafter_stats" else key): value for key, value in data.items()}
+        return data
 
     @field_validator("*")
     @classmethod
@@ -110,7 +122,9 @@ class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     def write(self, run_dir: str | Path) -> None:
-        atomic_write_json(Path(run_dir) / RECORD_FILE, self.model_dump(by_alias=True, mode="json"))
+        """Written in this schema's shape, so under its version even when the record was read from an older one."""
+        data = self.model_dump(by_alias=True, mode="json")
+        atomic_write_json(Path(run_dir) / RECORD_FILE, {**data, "schema_version": SCHEMA_VERSION})
 
 
 def read_record(path: str | Path) -> RunRecord:

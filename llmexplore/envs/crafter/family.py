@@ -44,9 +44,9 @@ FAMILY = EnvFamily(
     ),
     train_defaults=dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
     networks={
-        "small": Network("crafter", "llmexplore.agents.encoders:CrafterEncoder"),
+        "small": Network("crafter", "llmexplore.envs.crafter.network:CrafterEncoder"),
         # the scoreboard PPO's network: stable-baselines3's CnnPolicy (NatureCNN on the image alone)
-        "published": Network("crafter-published", "llmexplore.agents.encoders:CrafterPublishedEncoder"),
+        "published": Network("crafter-published", "llmexplore.envs.crafter.network:CrafterPublishedEncoder"),
     },
     # the scoreboard's PPO: stable-baselines3's PPO('CnnPolicy') with every default (2,048 env steps per
     # update, 10 epochs of 64-sample minibatches, lr 3e-4, ...) in sample-factory; docs/crafter.md
@@ -65,4 +65,5 @@ FAMILY = EnvFamily(
     reference_steps_per_second=400,  # configs/crafter.yaml
     screen=ScreenFactory("llmexplore.viz.screens:ImageScreen", {"key": "image", "scale": 6}),
     data_sources=("crafter",),
+    oracle_answers={"ellm_goals": "llmexplore.envs.crafter.oracle:ellm_goals_answer"},
 )

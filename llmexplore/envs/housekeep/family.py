@@ -43,7 +43,7 @@ FAMILY = EnvFamily(
     probe_module="numpy",
     tasks=_tasks(),
     train_defaults=dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
-    networks={"small": Network("housekeep", "llmexplore.agents.encoders:HousekeepEncoder")},
+    networks={"small": Network("housekeep", "llmexplore.envs.housekeep.network:HousekeepEncoder")},
     # the agent's situation: where it is, what lies here and on what, what it carries
     # ("rooms", the house plan, is fixed within an episode and left out)
     novelty_keys=("room", "receptacles", "at", "objects", "object_on", "held"),
@@ -52,4 +52,5 @@ FAMILY = EnvFamily(
     metric_ranges={"rearrange_success": (0.0, 1.0)},
     reference_steps_per_second=1_000,  # symbolic
     data_sources=("housekeep",),
+    oracle_answers={"housekeep_placement": "llmexplore.envs.housekeep.oracle:placement_answer"},
 )

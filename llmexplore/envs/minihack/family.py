@@ -73,7 +73,7 @@ FAMILY = EnvFamily(
     # rewards are +1 at the goal: no scaling; episodes are short, so a shorter horizon than NetHack's
     train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.99, reward_scale=1.0),
     # the NetHack family's small network (message trigrams, 9x9 crop, bottom-line stats) under its own name
-    networks={"small": Network("minihack", "llmexplore.agents.encoders:NetHackEncoder")},
+    networks={"small": Network("minihack", "llmexplore.envs.nethack.network:NetHackEncoder")},
     novelty_keys=("crop", "blstats"),
     normalization=Normalization(
         "success", 0.0, 1.0,
@@ -83,5 +83,5 @@ FAMILY = EnvFamily(
     # 0.65 x NetHack Score's 1,300: `none` trained KeyRoom-S15 at 273 env steps/s beside NetHack Score's 421 on the
     # loaded 2-core machine (tests/perf/bench_minihack.py)
     reference_steps_per_second=850,
-    screen=ScreenFactory("llmexplore.viz.screens:TerminalScreen"),
+    screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
 )

@@ -71,9 +71,9 @@ FAMILY = EnvFamily(
     # Motif scales NetHack rewards by 0.1 (and clips at 10); sized for the 2-core reference machine
     train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.999, reward_scale=0.1),
     networks={
-        "small": Network("nethack", "llmexplore.agents.encoders:NetHackEncoder"),
-        # the NLE baseline network Motif's and ONI's code define (agents/nle_baseline.py)
-        "published": Network("nethack-published", "llmexplore.agents.nle_baseline:NLEBaselineEncoder"),
+        "small": Network("nethack", "llmexplore.envs.nethack.network:NetHackEncoder"),
+        # the NLE baseline network Motif's and ONI's code define (envs/nethack/nle_baseline.py)
+        "published": Network("nethack-published", "llmexplore.envs.nethack.nle_baseline:NLEBaselineEncoder"),
     },
     # the APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch 4,096, reward
     # scale 0.1, sample-factory's 512-unit recurrent core) with the NLE baseline network, on a GPU
@@ -86,6 +86,8 @@ FAMILY = EnvFamily(
     extra_columns=("score", "depth", "experience_level", "gold", "kills"),
     metric_ranges={"progression": (0.0, 100.0)},
     reference_steps_per_second=1_300,  # NetHack Score (README)
-    screen=ScreenFactory("llmexplore.viz.screens:TerminalScreen"),
+    screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
     data_sources=("balrog",),
+    oracle_answers={"motif_preference": "llmexplore.envs.nethack.oracle:motif_answer",
+                    "oni_classification": "llmexplore.envs.nethack.oracle:oni_answer"},
 )

@@ -3,22 +3,38 @@
 BALROG publishes, for each dungeon depth ``Dlvl:N`` and experience level ``Xp:N``, the
 share of human games that reached it and went on to ascend. An episode's progression is
 the largest table value over every depth and experience level it reached; BALROG reports
-it in percent, and so do we.
+it in percent, and so do we. The table ships with the package; ``LLMEXPLORE_BALROG_TABLE``
+points at another copy.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
 from llmexplore.errors import DataError
-from llmexplore.settings import data_path
+from llmexplore.settings import packaged_path
+
+TABLE_ENV = "LLMEXPLORE_BALROG_TABLE"
+TABLE_SOURCE = ("BALROG's NetHack progression table (achievements.json from github.com/balrog-ai/BALROG, "
+                "MIT; shipped in llmexplore/data/packaged/balrog)")
+
+
+def table_path(*, must_exist: bool = True) -> Path:
+    """The progression table: ``LLMEXPLORE_BALROG_TABLE``, else the copy shipped with the package."""
+    override = os.environ.get(TABLE_ENV)
+    path = Path(override).expanduser() if override else packaged_path("balrog/achievements.json")
+    if must_exist and not path.exists():
+        raise DataError(f"{TABLE_SOURCE} not found at {path}",
+                        hint=f"unset {TABLE_ENV} to use the copy shipped with llmexplore")
+    return path
 
 
 @lru_cache(maxsize=4)
 def load_table(path: str | None = None) -> dict[str, float]:
-    file = Path(path) if path else data_path("balrog")
+    file = Path(path) if path else table_path()
     try:
         table = json.loads(file.read_text())
     except (OSError, json.JSONDecodeError) as exc:

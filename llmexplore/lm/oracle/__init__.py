@@ -8,9 +8,11 @@ the same parser as a real model's, so the whole pipeline runs without any model.
 
 Extension point: ``register_oracle_kind(kind, answer)`` where ``answer(query)`` receives
 an ``OracleQuery`` (kind, template version, parsed fields, prompt library, the oracle's
-answer options) and returns the reply text. ``housekeep_placement`` is registered this
-way from the Housekeep annotations (``oracle/housekeep.py``); ``maestro_code`` answers with
-hand-written reference functions (``oracle/maestro.py``).
+answer options) and returns the reply text. Game knowledge lives with its environment
+family, which declares the kinds it answers (``EnvFamily.oracle_answers``, e.g.
+``envs/nethack/oracle.py`` for Motif's and ONI's questions); they are registered here on
+import and loaded on their first question. ``maestro_code`` answers with hand-written
+reference functions (``oracle/maestro.py``).
 
 Answer options change answers, so they are part of the oracle's model id (and with it of
 every cache key): ``placement_noise`` and ``placement_seed`` flip a seeded share of the
@@ -27,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import OracleError
-from llmexplore.lm.oracle import crafter, housekeep, maestro, nethack
+from llmexplore.lm.oracle import maestro
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
 ORACLE_VERSION = "5"  # bump when any answer rule changes: it is part of every cache key
@@ -62,26 +64,41 @@ def oracle_kinds() -> list[str]:
     return sorted(_ANSWERS)
 
 
-def _motif(query: OracleQuery) -> str:
-    goal = _goal(query.prompts, query.fields["goal_instruction"])
-    return nethack.preference_answer(query.fields["first"], query.fields["second"], goal)
+class FamilyAnswer:
+    """An answer an environment family declares by ``module:function``, imported on its first question
+    (so importing the oracle imports no family's knowledge)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._function: OracleAnswer | None = None
+
+    def __call__(self, query: OracleQuery) -> str:
+        if self._function is None:
+            from llmexplore.envs.family import import_path
+
+            self._function = import_path(self.path)
+        return self._function(query)
 
 
-@lru_cache(maxsize=256)
-def _goal(prompts: PromptLibrary, instruction: str) -> str:
-    return nethack.goal_from_instruction(instruction, prompts.table("motif_preference", "goals"))
+def register_family_answers() -> None:
+    """Register the question kinds every environment family declares (``EnvFamily.oracle_answers``);
+    a kind two families answer differently is refused."""
+    from llmexplore.envs import families
+
+    for family in families():
+        for kind, path in family.oracle_answers.items():
+            known = _ANSWERS.get(kind)
+            if isinstance(known, FamilyAnswer) and known.path == path:
+                continue
+            if known is not None:
+                where = f"'{known.path}'" if isinstance(known, FamilyAnswer) else "register_oracle_kind"
+                raise OracleError(f"family '{family.name}' answers the question kind {kind!r} with '{path}', "
+                                  f"which {where} already answers",
+                                  hint="a question kind belongs to one family: rename one of them")
+            register_oracle_kind(kind, FamilyAnswer(path))
 
 
-register_oracle_kind("motif_preference", _motif)
-def _oni(query: OracleQuery) -> str:
-    goals = query.prompts.table("oni_classification", "goals")
-    goal = nethack.goal_from_instruction(query.fields.get("goal_instruction", ""), goals, empty="defaultgoal")
-    return nethack.classification_answer(query.fields["message"], goal)
-
-
-register_oracle_kind("oni_classification", _oni)
-register_oracle_kind("ellm_goals", lambda q: crafter.goals_answer(q.fields["caption"]))
-register_oracle_kind("housekeep_placement", housekeep.placement_answer)
+register_family_answers()
 register_oracle_kind("maestro_code", lambda q: maestro.code_answer(dict(q.fields)))
 
 

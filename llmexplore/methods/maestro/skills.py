@@ -1,7 +1,7 @@
 """MaestroMotif's NetHack skills and the functions generated code must define for them.
 
 Each skill is a Motif goal of the same name (``configs/prompts/motif_preference/goals.yaml``;
-the oracle judges it in ``lm/oracle/nethack.py``), so its reward model comes out of the Motif
+the oracle judges it in ``envs/nethack/oracle.py``), so its reward model comes out of the Motif
 pipeline unchanged. Its initiation and termination functions, and the policies over skills,
 are written by an LM (``codegen.py``) against the interface of ``interface.py``.
 """

@@ -1,4 +1,7 @@
-"""Game knowledge for Crafter: which verb-object goals a player can pursue now (ELLM's oracle).
+"""The embedded oracle's Crafter knowledge: which verb-object goals a player can pursue now.
+
+The family declares the question kind it answers (``EnvFamily.oracle_answers``): ELLM's
+``ellm_goals`` (``ellm_goals_answer``).
 
 A goal is suggested when its prerequisites are met by what the caption shows: the
 objects in view and the inventory. Costs follow Crafter 1.8.3's rules (``data.yaml``);
@@ -9,6 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from llmexplore.lm.oracle import OracleQuery
 
 #: (goal, objects that must be in view, inventory needed {item: count}, status word needed)
 RULES: tuple[tuple[str, tuple[str, ...], dict[str, int], str | None], ...] = (
@@ -90,3 +97,8 @@ def goals_answer(caption: str) -> str:
     if not goals:
         return f"{intro} None of the goals has its requirements met yet.\n- none"
     return f"{intro} These goals have their requirements met:\n" + "\n".join(f"- {g}" for g in goals)
+
+
+def ellm_goals_answer(query: "OracleQuery") -> str:
+    """The ``ellm_goals`` kind: the goals the caption's view and inventory allow."""
+    return goals_answer(query.fields["caption"])

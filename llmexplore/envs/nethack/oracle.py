@@ -1,4 +1,7 @@
-"""Game knowledge for judging NetHack messages: what counts as progress, under which goal.
+"""The embedded oracle's NetHack knowledge: what counts as progress in a message, under which goal.
+
+The family declares the question kinds it answers (``EnvFamily.oracle_answers``):
+``motif_preference`` (``motif_answer``) and ``oni_classification`` (``oni_answer``).
 
 A message is matched against a table of events (a kill, a level-up, gold, stairs, a new
 item, damage taken, a wasted move, ...). Each Motif goal weighs the events differently,
@@ -16,6 +19,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from llmexplore.lm.oracle import OracleQuery
+    from llmexplore.lm.templates import PromptLibrary
 
 GOALS = ("defaultgoal", "zeroknowledge", "combat", "gold", "stairs")
 #: MaestroMotif's skills, judged like Motif goals
@@ -309,3 +317,21 @@ def classification_answer(message: str, goal: str = "defaultgoal") -> str:
     strength = "extremely helpful" if helpful else "not extremely helpful"
     return (f"In NetHack {GOAL_SUMMARY[goal]}. The message {describe(message, goal)}, so it is {strength} "
             f"for the goal.\nVerdict: {verdict}")
+
+
+def motif_answer(query: "OracleQuery") -> str:
+    """The ``motif_preference`` kind: which of two messages shows more progress under the goal asked."""
+    goal = _goal(query.prompts, query.fields["goal_instruction"])
+    return preference_answer(query.fields["first"], query.fields["second"], goal)
+
+
+@lru_cache(maxsize=256)
+def _goal(prompts: "PromptLibrary", instruction: str) -> str:
+    return goal_from_instruction(instruction, prompts.table("motif_preference", "goals"))
+
+
+def oni_answer(query: "OracleQuery") -> str:
+    """The ``oni_classification`` kind: whether one message is extremely helpful for the goal asked."""
+    goals = query.prompts.table("oni_classification", "goals")
+    goal = goal_from_instruction(query.fields.get("goal_instruction", ""), goals, empty="defaultgoal")
+    return classification_answer(query.fields["message"], goal)

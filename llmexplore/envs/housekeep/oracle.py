@@ -1,4 +1,5 @@
-"""Housekeep knowledge for the oracle: does an object belong on a receptacle (ELLM's yes/no question)?
+"""The embedded oracle's Housekeep knowledge: does an object belong on a receptacle (ELLM's yes/no
+question, the ``housekeep_placement`` kind the family declares in ``EnvFamily.oracle_answers``)?
 
 The answer comes from Housekeep's human annotations (an object belongs where at least 6 of
 10 annotators put it), through ``envs.housekeep.placements.PlacementJudge``; the oracle's
