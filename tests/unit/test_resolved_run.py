@@ -10,7 +10,7 @@ import pytest
 
 from llmexplore.agents.resolved_run import RESOLVED_FILE, ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
-from llmexplore.benchmarks.run.cell import adopt_folder
+from llmexplore.benchmarks.run.folder import adopt_folder
 from llmexplore.benchmarks.run.record import RunRecord
 from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.errors import ConfigError
