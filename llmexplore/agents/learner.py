@@ -77,8 +77,8 @@ class IntrinsicLearner(Learner):
     def _get_checkpoint_dict(self):
         checkpoint = super()._get_checkpoint_dict()
         checkpoint[CHECKPOINT_KEY] = {
-            "task": self.settings.task,
-            "method": self.settings.method,
+            "task": self.settings.run.task,
+            "method": self.settings.run.method,
             "method_state": self.method.state_dict(),
         }
         return checkpoint

@@ -99,7 +99,7 @@ def test_the_engine_and_the_method_read_the_resolved_run_as_is(tmp_path):
     cls, options = again.method_class_and_options()
     assert cls.name == "rnd" and options.model_dump() == run.method_options
     context = again.method_context()
-    assert context.lm == run.lm.model_dump() and context.seed == 2 and context.task.name == run.task
+    assert context.lm == run.lm and context.run == run and context.seed == 2 and context.task.name == run.task
 
 
 def test_run_with_only_its_folder_resumes_the_run_the_folder_holds(tmp_path):
