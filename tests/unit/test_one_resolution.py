@@ -20,7 +20,7 @@ from llmexplore.benchmarks.grids.runners.base import (SPEC_FILE, CellJob, GridBa
 from llmexplore.benchmarks.run import cell as cell_module
 from llmexplore.benchmarks.run import spec as spec_module
 from llmexplore.benchmarks.run.record import RunRecord
-from llmexplore.benchmarks.run.spec import check_where_it_runs
+from llmexplore.benchmarks.run.spec import settle_here
 from llmexplore.cli import main
 from llmexplore.errors import ConfigError
 
@@ -141,13 +141,18 @@ def test_a_finetune_cell_gets_its_parent_checkpoint_when_the_parent_has_finished
     assert written.model_copy(update={"parent": child.run.parent}) == child.run  # the rest as resolved
 
 
-def test_the_cell_checks_the_machine_it_runs_on(tmp_path):
+def test_the_cell_settles_and_checks_what_depends_on_its_machine(tmp_path, monkeypatch):
+    """The grid leaves the torch threads (and an ``auto`` device) open: each local cell gets its own share of
+    threads through OMP_NUM_THREADS, and a node of a cluster may have other cores than the submitting host."""
     import torch
 
+    run = _grid(tmp_path, TWO_CELLS).cells[0].run
+    assert run.train.torch_threads is None
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    settled = settle_here(run)
+    assert settled.train.torch_threads == 3 and settled.model_copy(update={"train": run.train}) == run
     if torch.cuda.is_available():
         pytest.skip("a GPU is visible here")
-    run = _grid(tmp_path, TWO_CELLS).cells[0].run
-    check_where_it_runs(run)  # a CPU run: nothing to say
     on_gpu = run.model_copy(update={"train": run.train.model_copy(update={"device": "gpu"})})
     with pytest.raises(ConfigError, match="no CUDA device is visible"):
-        check_where_it_runs(on_gpu)
+        settle_here(on_gpu)

@@ -32,7 +32,7 @@ from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Se
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
 from llmexplore.benchmarks.run.folder import adopt_folder
-from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, check_where_it_runs, resolve
+from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
 from llmexplore.errors import ConfigError
@@ -129,12 +129,9 @@ def run_cell(run: RunSpec | ResolvedRun, out_dir: str | Path, *, quiet: bool = F
     """Train one cell to its budget, resuming from the last checkpoint if the run was cut short.
 
     A run spec is resolved here (a run started by hand); a resolved run (the ``resolved.json`` a grid
-    wrote) is run as it is, after the checks of what depends on this machine (``check_where_it_runs``):
+    wrote) is run as it is, once what depends on this machine is settled and checked (``settle_here``):
     a scheduler's node may differ from the machine that resolved it."""
-    if isinstance(run, RunSpec):
-        run = resolve(run)
-    else:
-        check_where_it_runs(run)
+    run = resolve(run) if isinstance(run, RunSpec) else settle_here(run)
     run_dir = Path(out_dir).expanduser().resolve()
     ensure_writable(run_dir)
     with RunFolderLock(run_dir):  # one writer per run folder; a second is refused naming the first

@@ -70,8 +70,9 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     ``check_parent=False`` leaves the parent checkpoint unchosen (its reset parts are still checked),
     for grids whose parent cell has not run yet: the grid chooses it with ``with_parent_checkpoint``
     when the parent has finished. ``check_device=False`` skips what depends on where the cell runs
-    (CUDA, the LM server or weights: ``check_where_it_runs``, which the cell runs on its machine), for
-    grids submitted from another machine; the grid runner checks each LM server once as well.
+    (CUDA, the LM server or weights) and leaves open what the machine settles (the torch threads when not
+    set, an ``auto`` device), for grids submitted from another machine: the cell settles and checks them
+    where it runs (``settle_here``); the grid runner checks each LM server once as well.
     """
     problems: list[tuple[str, str]] = []
 
@@ -92,8 +93,9 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
         check = CheckContext(task, adapter.observation_space(), options, spec.lm)
         attempt("method", lambda: method.check_run(check))
     # a preset the family does not offer is reported with the rest; the checks below then see no preset
-    train = (attempt("train", lambda: spec.train.resolved(task.family if task else "generic"))
-             or spec.train.model_copy(update={"preset": None}).resolved(task.family if task else "generic"))
+    family = task.family if task else "generic"
+    train = (attempt("train", lambda: spec.train.resolved(family, here=check_device))
+             or spec.train.model_copy(update={"preset": None}).resolved(family, here=check_device))
     if adapter is not None:
         attempt("train", lambda: network_encoder(task.family, train.network))
     budget = spec.steps or (task.default_budget if task else 0)
@@ -130,16 +132,20 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     )
 
 
-def check_where_it_runs(run: ResolvedRun) -> None:
-    """What ``resolve`` leaves to the machine that trains (``check_device=False``): a visible GPU when the
-    run trains on one, and its LM server or weights. A cell checks it before it trains a run resolved
-    elsewhere (a grid's ``resolved.json``: a SLURM or Ray node may differ from the submitting host)."""
+def settle_here(run: ResolvedRun) -> ResolvedRun:
+    """The run with what ``resolve(check_device=False)`` leaves to the machine that trains: the torch threads
+    and an ``auto`` device settled here (``TrainConfig.settled_here``), then checked: a visible GPU when the
+    run trains on one, its LM server or weights. A cell does this before it trains a run resolved elsewhere
+    (a grid's ``resolved.json``: a SLURM or Ray node may differ from the submitting host, and each local
+    cell gets its own share of threads)."""
     from llmexplore.methods import get_method
 
-    problems = _machine_problems(run.train, run.lm, get_method(run.method).uses_lm)
+    train = run.train.settled_here()
+    problems = _machine_problems(train, run.lm, get_method(run.method).uses_lm)
     if problems:
         raise ConfigError("\n".join(f"- {msg}" for _, msg in problems) if len(problems) > 1 else problems[0][1],
                           problems=problems)
+    return run if train == run.train else run.model_copy(update={"train": train})
 
 
 def with_parent_checkpoint(run: ResolvedRun) -> ResolvedRun:
