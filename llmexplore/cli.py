@@ -37,7 +37,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
                                    "default when it takes under a day here; otherwise --steps is required)")
     p.add_argument("--out", required=True, help="run directory (created; rerunning resumes, and --out alone "
-                                                "resumes the run the folder holds)")
+                                                "trains the resolved run the folder holds, as a grid's cell does)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
     p.add_argument("--ext-coef", type=coefficient_type, help="extrinsic reward coefficient c_ext")
     p.add_argument("--int-coef", type=coefficient_type, help="intrinsic reward coefficient c_int")
@@ -55,7 +55,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         from llmexplore.benchmarks.run.budget import steps_of
         from llmexplore.benchmarks.run.cell import run_cell
         from llmexplore.benchmarks.grids.runners.launch import honour_parent_death, stop_on_sigterm
-        from llmexplore.benchmarks.run.spec import RunSpec
+        from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec
 
         stop_on_sigterm()  # schedulers stop jobs with SIGTERM: checkpoint as on Ctrl-C
         honour_parent_death()  # started by a remote launcher: do not outlive it
@@ -63,8 +63,13 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         data: dict[str, Any] = {}
         if args.config:
             data = load_yaml_file(args.config)
-        elif args.method is None and args.task is None:
-            data = _resolved_spec(args.out)
+        elif _only_the_folder(args):  # a grid's cell, or a resumption: the folder's resolved run, as it is
+            stored = ResolvedRun.read(Path(args.out).expanduser())
+            if stored is not None:
+                return _report_cell(run_cell(stored, args.out, quiet=args.quiet), args.out)
+        elif args.method is None and args.task is None:  # the folder's run with some settings changed
+            stored = ResolvedRun.read(Path(args.out).expanduser())
+            data = stored.spec_dict() if stored is not None else {}
         for key in ("method", "task", "seed", "steps", "label"):
             if getattr(args, key) is not None:
                 data[key] = getattr(args, key)
@@ -81,24 +86,27 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         if missing:
             raise ConfigError(f"missing {' and '.join('--' + m for m in missing)}")
         data["steps"] = steps_of(data)  # the published budget only when it is short here or asked for
-        record = run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet)
-        print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
-                          "steps_per_second": record.steps_per_second, record.metric:
-                          record.final_metrics.get(record.metric), "record": str(Path(args.out) / "run.json")}))
-        if record.status == "failed" and record.error:  # say why on the console, not only in run.json
-            tail = "\n".join((record.error.get("log_tail") or "").splitlines()[-8:])
-            print(f"llmexplore run: failed: {record.error.get('message', '')}\n{tail}", file=sys.stderr)
-        return 0 if record.status == "complete" else 1
+        return _report_cell(run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet), args.out)
 
     return handle
 
 
-def _resolved_spec(out: str) -> dict[str, Any]:
-    """``run --out DIR`` alone resumes the run the folder holds: its resolved run's spec."""
-    from llmexplore.agents.resolved_run import ResolvedRun
+def _only_the_folder(args: argparse.Namespace) -> bool:
+    """``run --out DIR`` with nothing that says which run: the run the folder holds."""
+    settings = (args.method, args.task, args.seed, args.steps, args.ext_coef, args.int_coef, args.parent,
+                args.label)
+    return all(value is None for value in settings) and not (args.option or args.train or args.lm)
 
-    stored = ResolvedRun.read(Path(out).expanduser())
-    return stored.spec_dict() if stored is not None else {}
+
+def _report_cell(record: Any, out: str) -> int:
+    """The cell's outcome as one JSON line (and why it failed, on stderr); the exit code says complete."""
+    print(json.dumps({"status": record.status, "cell": record.cell, "env_steps": record.env_steps,
+                      "steps_per_second": record.steps_per_second, record.metric:
+                      record.final_metrics.get(record.metric), "record": str(Path(out) / "run.json")}))
+    if record.status == "failed" and record.error:  # say why on the console, not only in run.json
+        tail = "\n".join((record.error.get("log_tail") or "").splitlines()[-8:])
+        print(f"llmexplore run: failed: {record.error.get('message', '')}\n{tail}", file=sys.stderr)
+    return 0 if record.status == "complete" else 1
 
 
 # -- listings --------------------------------------------------------------------------------

@@ -82,8 +82,8 @@ class IntrinsicLearner(LearnerHooks):
     def add_to_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         """Our entry in every checkpoint: the task, the method and everything the method has learned."""
         checkpoint[CHECKPOINT_KEY] = {
-            "task": self.settings.task,
-            "method": self.settings.method,
+            "task": self.settings.run.task,
+            "method": self.settings.run.method,
             "method_state": self.method.state_dict(),
         }
 

@@ -127,10 +127,10 @@ def check_checkpoint_identity(data: Mapping[str, Any], path: Path, settings: Run
     if not isinstance(ours, Mapping):
         raise ConfigError(
             f"{path} was not written by llmexplore (no '{CHECKPOINT_KEY}' entry); "
-            f"expected a checkpoint of method '{settings.method}' on task '{settings.task}'"
+            f"expected a checkpoint of method '{settings.run.method}' on task '{settings.run.task}'"
         )
     found = (ours.get("method"), ours.get("task"))
-    expected = (settings.method, settings.task)
+    expected = (settings.run.method, settings.run.task)
     if found != expected:
         raise ConfigError(
             f"checkpoint {path} belongs to method '{found[0]}' on task '{found[1]}', but run "

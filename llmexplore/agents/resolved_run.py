@@ -1,7 +1,8 @@
 """The resolved run: one (method, task, seed, budget) cell, every default filled in and every name checked.
 
-``benchmarks/run/spec.py`` makes it once from a run spec (``resolve``), the cell writes it to the run folder
-(``resolved.json``) and from then on it is read as is: by the cell, by every sample-factory process
+``benchmarks/run/spec.py`` makes it once from a run spec (``resolve``): a grid when it checks its grid file,
+``llmexplore run`` for a run started by hand. It is written to the run folder (``resolved.json``; by the grid
+before the cell starts) and from then on read as is: by the cell, by every sample-factory process
 (``cfg.llmexplore`` carries it, ``run_settings.py``) and by the method (``MethodContext``). Nothing
 downstream fills in a default again, so what the folder says is what ran.
 """
@@ -53,7 +54,9 @@ class ResolvedRun(BaseModel):
     int_coef: float = Field(
         description="c_int, the weight of the method's intrinsic reward in the reward PPO trains on (>= 0)")
     method_options: dict[str, Any] = Field(description="every option of the method, defaults included")
-    train: TrainConfig = Field(description="resolved: the family's defaults and the preset filled in")
+    train: TrainConfig = Field(description="resolved: the family's defaults and the preset filled in; the torch "
+                                           "threads and an 'auto' device are settled on the machine that trains "
+                                           "(a grid leaves them open: benchmarks/run/spec.py settle_here)")
     lm: LMConfig = Field(description="the language model the method asks, every setting filled in")
     parent: ParentSpec | None = Field(None, description="with the parent checkpoint chosen")
     label: str = Field(description="row name in tables; the method name when the spec gave none")

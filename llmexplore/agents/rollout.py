@@ -68,7 +68,7 @@ def single_thread() -> Iterator[None]:
 def require_replayable(policy: Policy) -> None:
     """Replaying an episode needs the env's ``seed_episodes``; say so before any work."""
     if not policy.replayable:
-        _not_replayable(policy.settings.task)
+        _not_replayable(policy.settings.run.task)
 
 
 def check_seedable(env: gym.Env) -> None:

@@ -22,6 +22,9 @@ RUN_KEY, RUN_DIR_KEY, DEVICE_KEY = "run", "run_dir", "device"
 
 @dataclass(frozen=True)
 class RunSettings:
+    """The resolved run (``run``: read its facts there, e.g. ``settings.run.task``), the folder it writes
+    to and the device of this process."""
+
     run: ResolvedRun
     run_dir: str
     #: this process's torch device (training: the run's; rolling out a checkpoint: the CPU)
@@ -30,27 +33,6 @@ class RunSettings:
     @classmethod
     def of(cls, run: ResolvedRun, run_dir: str | Path) -> "RunSettings":
         return cls(run=run, run_dir=str(run_dir), device=run.device)
-
-    # the run's facts every process asks for
-    @property
-    def task(self) -> str:
-        return self.run.task
-
-    @property
-    def method(self) -> str:
-        return self.run.method
-
-    @property
-    def seed(self) -> int:
-        return self.run.seed
-
-    @property
-    def encoder(self) -> str:
-        return self.run.encoder
-
-    @property
-    def policy_keys(self) -> tuple[str, ...]:
-        return self.run.policy_keys
 
     def with_run(self, **changes: Any) -> "RunSettings":
         """The same process on a run that differs in ``changes`` (e.g. another task to roll out on)."""
@@ -77,7 +59,7 @@ class RunSettings:
         from llmexplore.methods import MethodContext
 
         return MethodContext(task=get_task(self.run.task), seed=self.run.seed, run_dir=Path(self.run_dir),
-                             device=self.device, lm=self.run.lm.model_dump())
+                             device=self.device, lm=self.run.lm, run=self.run)
 
     def method_class_and_options(self) -> "tuple[type[IntrinsicReward], MethodOptions]":
         """The method's class and its options, typed from the complete option values the run holds."""

@@ -59,16 +59,16 @@ def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] =
     the wrapper unless the caller asked for them as well."""
     from llmexplore.agents.encoders import encoder_obs_keys
 
-    adapter = make_adapter(settings.task)
+    adapter = make_adapter(settings.run.task)
     method_cls, options = settings.method_class_and_options()
     method_keys = tuple(method_cls.env_keys(adapter.task, options))
-    extra_keys = tuple(dict.fromkeys(encoder_obs_keys(settings.encoder) + tuple(extra_keys)))
+    extra_keys = tuple(dict.fromkeys(encoder_obs_keys(settings.run.encoder) + tuple(extra_keys)))
     env = adapter.make_env(extra_keys=tuple(dict.fromkeys(tuple(extra_keys) + method_keys)))
     env = method_cls.wrap_env(env, options, settings.method_context())
     private = tuple(k for k in method_keys if k not in extra_keys)
     if private:
         env = DropKeys(env, private)
-    return TrainingEnv(env, uid=uid, run_seed=settings.seed)
+    return TrainingEnv(env, uid=uid, run_seed=settings.run.seed)
 
 
 def make_sf_env(full_env_name: str, cfg: Any = None, env_config: Any = None, render_mode: str | None = None) -> gym.Env:

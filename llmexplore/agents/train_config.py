@@ -97,8 +97,9 @@ class TrainConfig(BaseModel):
                                            "group: the task); WANDB_MODE=offline writes <run>/wandb/offline-run-*")
     sf_args: dict[str, Any] = Field(default_factory=dict, description="raw sample-factory options, for experts")
 
-    def resolved(self, family: str) -> "TrainConfig":
-        """A copy with the preset's settings and every family default filled in.
+    def resolved(self, family: str, here: bool = True) -> "TrainConfig":
+        """A copy with the preset's settings and every family default filled in; with ``here``, also what
+        depends on this machine (``settled_here``).
 
         Raises ``ConfigError`` for a preset the family does not offer.
         """
@@ -115,6 +116,14 @@ class TrainConfig(BaseModel):
                 values[key] = value
         if values["serial"] is None:
             values["serial"] = values["num_workers"] == 1
+        config = TrainConfig(**values)
+        return config.settled_here() if here else config
+
+    def settled_here(self) -> "TrainConfig":
+        """What depends on the machine (and process) that trains, filled in: the torch threads when not set
+        (OMP_NUM_THREADS, which grid backends set per cell, else 1) and an ``auto`` device. A grid leaves
+        them open for its cells, which settle them where they run."""
+        values = self.model_dump()
         if values["torch_threads"] is None:
             # small per-step batches gain little from threads, and threads oversubscribe a busy machine
             # (measured on 2 cores with one other process: 1 thread ran NetHack training 4-5x faster)

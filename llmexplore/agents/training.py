@@ -58,7 +58,7 @@ def sf_argv(settings: RunSettings) -> list[str]:
         "train_dir": settings.run_dir,
         "restart_behavior": "resume",
         "device": train.device,
-        "seed": settings.seed,
+        "seed": settings.run.seed,
         "serial_mode": train.serial,
         "async_rl": not train.serial,
         "num_workers": train.num_workers,

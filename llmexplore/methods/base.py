@@ -24,11 +24,13 @@ from pydantic import BaseModel, ConfigDict
 
 from llmexplore.envs.base import TaskSpec
 
+from llmexplore.lm.config import LMConfig
+
 if TYPE_CHECKING:  # pragma: no cover
     import gymnasium as gym
     import torch
 
-    from llmexplore.lm.config import LMConfig
+    from llmexplore.agents.resolved_run import ResolvedRun
 
 # torch is imported where a method works, never at import: the registry, `llmexplore methods` and
 # `grid --dry-run` read methods' names, options and checks without loading it.
@@ -60,22 +62,29 @@ class MethodContext:
 
     task: TaskSpec
     seed: int
+    #: the run folder: caches and the method's own files go here
     run_dir: Path
+    #: this process's torch device
     device: str = "cpu"
-    lm: Mapping[str, Any] = field(default_factory=dict)
+    #: the language model the run talks to (the run's ``lm`` settings, every default filled in)
+    lm: LMConfig = field(default_factory=LMConfig)
     #: the task's number of discrete actions where the caller knows it (the learner does); None: a
     #: method that needs it builds one env to read it (``inverse_dynamics.action_count``)
     num_actions: int | None = None
+    #: the resolved run the method is part of (coefficients, budget, training settings); None where a
+    #: method is built outside a run (a unit test, a tool that scores a policy alone)
+    run: ResolvedRun | None = None
 
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What ``IntrinsicReward.check_run`` sees of a run before any work starts."""
+    """What ``IntrinsicReward.check_run`` sees of a run before any work starts: the run is being
+    resolved, so there is no resolved run yet; the options and LM settings are already typed."""
 
     task: TaskSpec
     obs_space: gym.spaces.Dict
     options: MethodOptions
-    lm: "LMConfig"
+    lm: LMConfig
 
 
 @dataclass

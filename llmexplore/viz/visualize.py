@@ -62,7 +62,7 @@ class VisualizeJob:
         """Load the policy, its env, its method and the family's screen once per worker process."""
         if self._policy is None:
             self._policy = load_policy(self.args["run_dir"], self.args["checkpoint"])
-        self.adapter = make_adapter(self._policy.settings.task)
+        self.adapter = make_adapter(self._policy.settings.run.task)
         self.screen = screen_for(self.adapter)
         self.env = self._policy.make_env(extra_keys=self.screen.extra_keys)
         self.method = self._policy.make_method()
@@ -79,7 +79,7 @@ class VisualizeJob:
 
         self._write_log(files["log"], trace, names, captions)
         first = self.screen.render(_obs_at(trace, 1))
-        plot = RewardPlot(trace.rewards, trace.intrinsic, width=max(first.shape[1], 480), method=policy.settings.method)
+        plot = RewardPlot(trace.rewards, trace.intrinsic, width=max(first.shape[1], 480), method=policy.settings.run.method)
         with atomic_path(self.out_dir / files["plot"]) as tmp:
             plot.save(tmp)
         composer = FrameComposer(first.shape[:2], plot, 0 if self.screen.shows_caption else CAPTION_LINES)
@@ -150,20 +150,20 @@ def visualize(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "l
     out_dir = Path(out).expanduser().resolve() if out else run_path / VIZ_DIR / f"{policy.checkpoint.path.stem}.{mode}"
     ensure_writable(out_dir)
     run_info = {
-        "run_dir": str(run_path), "method": policy.settings.method, "task": policy.settings.task,
+        "run_dir": str(run_path), "method": policy.settings.run.method, "task": policy.settings.run.task,
         "checkpoint": relative_to_run(policy.checkpoint.path, run_path), "env_steps": policy.checkpoint.env_steps,
         "action_selection": mode,
     }
     job = VisualizeJob(str(run_path), str(policy.checkpoint.path), greedy, str(out_dir), fmt, fps, run_info,
                        policy=policy)
-    view = EpisodeProgress(f"visualize {policy.settings.method}/{policy.settings.task}", len(seeds), enabled=progress)
+    view = EpisodeProgress(f"visualize {policy.settings.run.method}/{policy.settings.run.task}", len(seeds), enabled=progress)
     try:
         episodes = run_episodes(job, seeds, default_workers(len(seeds)) if workers is None else workers,
                                 lambda e: view.episode(e["seed"], e["length"], f"return {e['return']:.2f}"))
     finally:
         view.close()
 
-    adapter = make_adapter(policy.settings.task)
+    adapter = make_adapter(policy.settings.run.task)
     metrics = adapter.summarize([e["stats"] for e in episodes])
     metrics["intrinsic_return"] = float(np.mean([e["intrinsic_return"] for e in episodes]))
     metrics = {k: float(v) for k, v in metrics.items() if math.isfinite(float(v))}

@@ -71,7 +71,7 @@ def test_a_family_from_the_tests_trains_ranks_and_is_visualised(grid_family, tmp
         record = run_cell(spec, runs / method, quiet=True)
         assert record.status == "complete" and record.env_steps >= STEPS, record.error
         assert record.metric == "reached" and 0.0 <= record.final_metrics["reached"] <= 1.0
-        assert record.spec["train"]["gamma"] == 0.95 and record.spec["train"]["batch_size"] == 256
+        assert record.spec.train["gamma"] == 0.95 and record.spec.train["batch_size"] == 256
         stats = [json.loads(line) for line in (runs / method / "grid_stats.jsonl").read_text().splitlines()]
         assert stats and set(stats[0]) == {"length", "reached"}
     rnd = read_record(runs / "rnd")

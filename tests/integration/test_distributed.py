@@ -69,7 +69,7 @@ def stepping_cell_process(out: Path, cell: str, proc: subprocess.Popen, timeout:
             latest = latest_checkpoint(run_dir) if checkpointed else None
             saved = not checkpointed or (latest is not None and checkpoint_env_steps(latest) > 0)
             if saved and read_record(run_dir).env_steps > 0:
-                found = cell_processes(str(run_dir / "spec.yaml"))
+                found = cell_processes(f"--out {run_dir}")
                 if found:
                     return found[0]
         except Exception:  # noqa: BLE001 - no record yet

@@ -65,7 +65,7 @@ def test_ellm_trains_on_housekeep(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     episodes = _check_run(out, steps)
     assert any(e["ellm_return"] != 0 for e in episodes)
-    assert read_record(out).spec["method_options"]["oracle_noise"] == 0.1
+    assert read_record(out).spec.method_options["oracle_noise"] == 0.1
     check_evaluates_and_visualizes(out, "ellm", tmp_path)
 
 

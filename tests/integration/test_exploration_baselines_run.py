@@ -21,10 +21,10 @@ def test_two_serial_runs_with_one_seed_give_identical_intrinsic_rewards(method, 
         outs.append(out)
     record = read_record(outs[0])
     assert record.status == "complete" and record.env_steps >= 2048
-    assert record.spec["method_options"]  # the published defaults are written into the record
+    assert record.spec.method_options  # the published defaults are written into the record
     hardware = record.environment["hardware"]  # what ran, provable from the record
     assert hardware["learner_device"] == hardware["inference_device"] == "cpu"
-    assert hardware["cpus_usable"] >= 1 and hardware["workers"] == record.spec["train"]["num_workers"]
+    assert hardware["cpus_usable"] >= 1 and hardware["workers"] == record.spec.train["num_workers"]
     intrinsic = [(out / "intrinsic.jsonl").read_text() for out in outs]
     assert intrinsic[0] and intrinsic[0] == intrinsic[1]
     metrics = [(out / "metrics.jsonl").read_text() for out in outs]

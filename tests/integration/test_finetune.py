@@ -32,7 +32,7 @@ def model(run_dir: Path) -> dict[str, torch.Tensor]:
 def test_finetuning_from_a_reward_free_parent_loads_its_weights(tmp_path):
     parent, child, fresh = tmp_path / "parent", tmp_path / "child", tmp_path / "fresh"
     run("--method", "rnd", "--task", "crafter:reward-free", "--steps", "1024", "--out", str(parent))
-    assert read_record(parent).spec["ext_coef"] == 0.0
+    assert read_record(parent).spec.ext_coef == 0.0
     # a learning rate this small leaves the weights where they started; the children use another
     # seed than the parent, so only loading can make their weights equal the parent's
     run("--method", "none", "--task", "crafter:reward", "--steps", "512", "--seed", "1", "--out", str(child),

@@ -139,7 +139,7 @@ def test_leaderboard_files_and_html_links(tmp_path):
     assert len(scores) == 8 and set(scores["method"]) == {"none", "rnd"}
     for row in scores.itertuples():
         record = read_record(row.run_dir)
-        assert record.spec["seed"] == row.seed and record.final_metrics[record.metric] == pytest.approx(row.metric_value)
+        assert record.spec.seed == row.seed and record.final_metrics[record.metric] == pytest.approx(row.metric_value)
     assert len(json.loads((board / "scores.json").read_text())["runs"]) == 8
     assert "P(X > Y)" in md and "P(X &gt; Y)" in html
     tex = (board / "leaderboard.tex").read_text()

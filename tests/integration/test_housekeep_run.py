@@ -35,7 +35,7 @@ def test_a_short_run_writes_a_record_with_rearrangement_success(tmp_path, method
     assert record.files.checkpoints
     if method == "rnd":
         assert record.final_metrics["intrinsic_return"] > 0
-        assert record.spec["ext_coef"] == 0.0
+        assert record.spec.ext_coef == 0.0
         assert all(e["return"] == 0.0 for e in episodes)
 
     board = run_cli("leaderboard", str(tmp_path), "--bootstrap", "100")

@@ -61,7 +61,7 @@ def test_maestro_pipeline_end_to_end(tmp_path, capsys):
     assert len(code["files"]) == 11 and all(e["attempts"] == 1 for e in code["files"].values())
     run = out / "skills-run"
     record = read_record(run)
-    assert record.status == "complete" and record.env_steps >= 2048 and record.spec["ext_coef"] == 0.0
+    assert record.status == "complete" and record.env_steps >= 2048 and record.spec.ext_coef == 0.0
     metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     rows = [m for m in metrics if "maestro_share_discoverer" in m]
     assert rows and "maestro_reward_discoverer" in rows[0]
@@ -77,7 +77,7 @@ def test_maestro_pipeline_end_to_end(tmp_path, capsys):
     assert all("1 attempt" not in line for line in again.stdout.splitlines() if "accepted" in line)
     assert time.perf_counter() - started < first / 2
 
-    assert record.spec["task"] == "nethack:maestro-score"
+    assert record.spec.task == "nethack:maestro-score"
     check_evaluates_and_visualizes(run, "maestro", tmp_path)
 
     # zero-shot evaluation with the LM-written policy over skills for a published task

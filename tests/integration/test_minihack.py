@@ -145,7 +145,7 @@ def test_minihack_trains_ranks_and_is_visualised(tmp_path):
         out = runs / f"{method}-{task.split(':')[1]}"
         record = run_cell(spec, out, quiet=True)
         assert record.status == "complete" and record.env_steps >= STEPS, record.error
-        assert record.metric == "success" and record.spec["train"]["network"] == "small"
+        assert record.metric == "success" and record.spec.train["network"] == "small"
         if method == "none" and task.endswith("n2"):
             assert record.final_metrics["episodes"] > 0 and 0 <= record.final_metrics["success"] <= 1
         metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]

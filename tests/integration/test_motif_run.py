@@ -75,8 +75,8 @@ def test_motif_end_to_end_with_oracle_labels(tmp_path):
     assert result["status"] == "complete"
     record = read_record(run)
     assert record.status == "complete" and record.env_steps >= 8192
-    assert record.spec["int_coef"] == 0.1 and record.spec["ext_coef"] == 0.1
-    assert record.spec["method_options"]["eps_quantile"] == 0.5 and record.spec["method_options"]["beta"] == 3.0
+    assert record.spec.int_coef == 0.1 and record.spec.ext_coef == 0.1
+    assert record.spec.method_options["eps_quantile"] == 0.5 and record.spec.method_options["beta"] == 3.0
     assert "intrinsic_return" in record.final_metrics
     metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     shares = [m["motif_distinct_share"] for m in metrics if "motif_distinct_share" in m]

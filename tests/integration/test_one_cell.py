@@ -51,7 +51,7 @@ def test_rnd_on_crafter_reward_free(tmp_path):
     assert record.final_metrics["score"] == pytest.approx(crafter_score_as_crafter_computes_it(out / "stats.jsonl", 20000))
     assert record.curve and record.files.checkpoints
     assert record.final_metrics["intrinsic_return"] > 0
-    assert record.spec["ext_coef"] == 0.0 and record.spec["int_coef"] == 0.5
+    assert record.spec.ext_coef == 0.0 and record.spec.int_coef == 0.5
     assert record.environment["crafter_render"] == "accelerated"
 
 
@@ -78,4 +78,4 @@ def test_rnd_on_nethack_score(tmp_path):
     other = run_cli("run", "--method", "none", "--task", "nethack:score", "--seed", "0", "--steps", "20000",
                     "--out", str(out), "--quiet")
     assert other.returncode == 2 and "holds a different run" in other.stderr
-    assert read_record(out).spec["method"] == "rnd"
+    assert read_record(out).spec.method == "rnd"

@@ -27,8 +27,8 @@ def test_each_oni_method_trains_through_the_cli(tmp_path, method):
     assert result.returncode == 0, result.stderr[-3000:]
     record = read_record(out)
     assert record.status == "complete" and record.env_steps >= 12288
-    assert record.spec["int_coef"] == 0.4 and record.spec["ext_coef"] == 0.1
-    assert record.spec["method_options"]["beta"] == 3.0
+    assert record.spec.int_coef == 0.4 and record.spec.ext_coef == 0.1
+    assert record.spec.method_options["beta"] == 3.0
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     last = metrics[-1]
     for key in ("oni_queue_length", "oni_labels_per_second", "oni_labelled_share", "oni_dedup_saved"):
@@ -60,7 +60,7 @@ def test_oni_methods_run_in_a_grid(tmp_path):
     cells = records(out)
     assert set(cells) == {f"{m}/nethack:score-extended/seed0" for m in ("oni-retrieval", "oni-classification",
                                                                        "oni-ranking")}
-    assert all(r.status == "complete" and r.spec["int_coef"] == 0.4 for r in cells.values())
+    assert all(r.status == "complete" and r.spec.int_coef == 0.4 for r in cells.values())
     assert (out / "leaderboard").is_dir()
 
 

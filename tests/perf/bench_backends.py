@@ -83,7 +83,7 @@ class Timed(GridBackend):
         while not self._stop.is_set():
             for cell_id, cell in list(self._cells.items()):
                 if cell_id not in self.process_start:  # the kernel's start time of `llmexplore run`
-                    spec = str(cell.run_dir / "spec.yaml")
+                    spec = str(cell.run_dir)  # the cell command: run --out <run_dir>
                     for p in psutil.process_iter(["cmdline", "create_time"]):
                         if spec in (p.info["cmdline"] or []):
                             self.process_start[cell_id] = p.info["create_time"]

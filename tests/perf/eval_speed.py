@@ -75,7 +75,7 @@ def main() -> None:
                 viz[fmt].append((time.perf_counter() - started) / len(seeds))
 
     med = statistics.median
-    print(f"run {args.run_dir}: {policy.settings.method} on {policy.settings.task}, {len(seeds)} episodes, "
+    print(f"run {args.run_dir}: {policy.settings.run.method} on {policy.settings.run.task}, {len(seeds)} episodes, "
           f"{args.repeats} repeats, {steps / len(seeds):.0f} steps/episode (last repeat)")
     print(f"env with random actions (baseline): {med(baseline):8.0f} steps/s")
     print(f"policy rollout, one process:        {med(rollout):8.0f} steps/s  ({med(rollout) / med(baseline):.2f}x baseline)")

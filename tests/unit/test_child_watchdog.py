@@ -59,7 +59,7 @@ def test_children_exiting_after_a_stop_are_not_a_failure():
 
 
 def test_a_session_that_trained_nothing_does_not_lower_steps_per_second():
-    record = RunRecord(status="running", cell="none/crafter:reward/seed0", spec={}, environment={},
+    record = RunRecord(status="running", cell="none/crafter:reward/seed0", spec={"method": "none", "task": "crafter:reward", "seed": 0}, environment={},
                        started_at="t0", updated_at="t0", budget=4096, env_steps=0, wall_seconds=0.0,
                        steps_per_second=None, metric="score")
     record.sessions = [Session(started_at="t-1", seconds=660.0, env_steps_start=0, env_steps_end=0,

@@ -12,6 +12,7 @@ from llmexplore.envs import get_task, make_adapter
 from llmexplore.envs.crafter.adapter import ACTIONS, CrafterEnv
 from llmexplore.envs.crafter.text import INVENTORY
 from llmexplore.envs.crafter.oracle import RULES
+from llmexplore.lm.config import LMConfig
 from llmexplore.methods import MethodContext, RewardBatch, get_method, parse_options
 from llmexplore.methods.ellm import shared
 from llmexplore.methods.ellm.crafter_events import (
@@ -28,7 +29,7 @@ ELLM = get_method("ellm")
 
 @pytest.fixture
 def context(tmp_path):
-    return MethodContext(task=get_task("crafter:reward-free"), seed=0, run_dir=tmp_path, lm={"cache": ":memory:"})
+    return MethodContext(task=get_task("crafter:reward-free"), seed=0, run_dir=tmp_path, lm=LMConfig(cache=":memory:"))
 
 
 def wrap(context, threshold=0.99, env=None, **options):

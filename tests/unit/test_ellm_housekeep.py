@@ -92,7 +92,7 @@ def _expected_reward(env, action: int, placed: set[str], picked: set[int], known
 
 def test_rewards_follow_elllms_housekeep_rules(tmp_path, adapter):
     """An oracle policy mixed with random actions: each step's reward matches the rules."""
-    context = MethodContext(task=get_task(TASK), seed=0, run_dir=tmp_path, lm={"cache": ":memory:"})
+    context = MethodContext(task=get_task(TASK), seed=0, run_dir=tmp_path, lm=LMConfig(cache=":memory:"))
     env = ELLM.wrap_env(adapter.make_env(seed=2), parse_options(ELLM, {}), context)
     policy, rng = Oracle(), np.random.default_rng(0)
     seen = {"pick": set(), "place": set(), "failed": set()}

@@ -109,11 +109,13 @@ def test_a_leaderboard_over_tampered_records_counts_only_sound_ones_and_says_why
     assert {p: p.read_bytes() for p in runs.rglob("run.json")} == before  # nothing touched
 
 
-@pytest.mark.parametrize("seed", [True, "0", None])
-def test_a_record_without_a_usable_seed_is_refused_not_a_crash(tmp_path, seed):
+@pytest.mark.parametrize("seed", [True, "0", None, -1])
+def test_a_record_without_a_usable_seed_is_listed_not_a_crash(tmp_path, seed):
+    """The record's spec is typed (``RecordedSpec``): a seed that is not a whole number >= 0 does not read,
+    and the record is listed as unreadable, naming the field."""
     data = _load(0)
     data["spec"]["seed"] = seed
     _write(tmp_path, "bad-seed", data)
     found = collect(tmp_path)
-    assert not found.runs and found.excluded[0]["status"] == "refused"
-    assert "no valid seed" in found.excluded[0]["why"]
+    assert not found.runs and found.excluded[0]["status"] == "unreadable"
+    assert "spec.seed" in found.excluded[0]["why"]

@@ -33,7 +33,7 @@ ONI = ("oni-retrieval", "oni-classification", "oni-ranking")
 def make_method(name: str, run_dir: Path, lm: dict | None = None, **options):
     cls = get_method(name)
     opts = parse_options(cls, options)
-    context = MethodContext(task=get_task("nethack:score"), seed=0, run_dir=run_dir, lm=lm or {"cache": ":memory:"})
+    context = MethodContext(task=get_task("nethack:score"), seed=0, run_dir=run_dir, lm=LMConfig(**(lm or {"cache": ":memory:"})))
     return cls(opts, context, None)
 
 

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _record(**kw) -> RunRecord:
-    base = dict(status="complete", cell="rnd/nethack:score/seed0", spec={"method": "rnd"}, environment={},
+    base = dict(status="complete", cell="rnd/nethack:score/seed0", spec={"method": "rnd", "task": "nethack:score", "seed": 0}, environment={},
                 started_at="t0", updated_at="t1", budget=100, env_steps=120, wall_seconds=1.0,
                 steps_per_second=120.0, metric="progression", final_metrics={"progression": 1.5})
     base.update(kw)

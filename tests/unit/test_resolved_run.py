@@ -10,7 +10,7 @@ import pytest
 
 from llmexplore.agents.resolved_run import RESOLVED_FILE, ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
-from llmexplore.benchmarks.run.cell import adopt_folder
+from llmexplore.benchmarks.run.folder import adopt_folder
 from llmexplore.benchmarks.run.record import RunRecord
 from llmexplore.benchmarks.run.spec import RunSpec, resolve
 from llmexplore.errors import ConfigError
@@ -99,7 +99,7 @@ def test_the_engine_and_the_method_read_the_resolved_run_as_is(tmp_path):
     cls, options = again.method_class_and_options()
     assert cls.name == "rnd" and options.model_dump() == run.method_options
     context = again.method_context()
-    assert context.lm == run.lm.model_dump() and context.seed == 2 and context.task.name == run.task
+    assert context.lm == run.lm and context.run == run and context.seed == 2 and context.task.name == run.task
 
 
 def test_run_with_only_its_folder_resumes_the_run_the_folder_holds(tmp_path):

@@ -101,7 +101,7 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
     todo = [s for s in seeds if s not in reused]
     workers = default_workers(len(todo)) if workers is None else max(1, workers)
     job = EvaluateJob(str(run_path), str(policy.checkpoint.path), greedy, policy=policy)
-    view = EpisodeProgress(f"evaluate {policy.settings.method}/{policy.settings.task}", len(seeds), enabled=progress)
+    view = EpisodeProgress(f"evaluate {policy.settings.run.method}/{policy.settings.run.task}", len(seeds), enabled=progress)
     for row in reused.values():
         view.episode(row["seed"], row["length"], "(resumed)")
     started = time.time()
@@ -118,16 +118,16 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
     by_seed = {**reused, **{r["seed"]: r for r in fresh}}
     rows = [by_seed[s] for s in seeds]
 
-    adapter = make_adapter(policy.settings.task)
+    adapter = make_adapter(policy.settings.run.task)
     metrics = adapter.summarize(stats_rows(rows))
     metrics["intrinsic_return"] = float(np.mean([r["intrinsic_return"] for r in rows]))
     played_steps = sum(r["length"] for r in fresh)
     record = EvaluationRecord(
         run_dir=str(run_path),
         cell=cell,
-        method=policy.settings.method,
-        task=policy.settings.task,
-        run_seed=policy.settings.seed,
+        method=policy.settings.run.method,
+        task=policy.settings.run.task,
+        run_seed=policy.settings.run.seed,
         checkpoint=CheckpointRef(path=relative_to_run(policy.checkpoint.path, run_path), kind=policy.checkpoint.kind,
                                  env_steps=policy.checkpoint.env_steps, sha256=policy.checkpoint.sha256),
         action_selection=mode,

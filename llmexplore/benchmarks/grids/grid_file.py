@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from llmexplore.benchmarks.grids import yaml_lines
 from llmexplore.benchmarks.grids.backend_options import BACKEND_SECTIONS
 from llmexplore.benchmarks.run.budget import GRID_STEPS, steps_of
-from llmexplore.benchmarks.run.spec import ParentSpec, RunSpec, cell_id, resolve, validation_problems
+from llmexplore.benchmarks.run.spec import ParentSpec, ResolvedRun, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
 from llmexplore.number_input import MAX_STEPS
@@ -117,6 +117,10 @@ class Cell:
     resources: Resources
     lines: dict[str, int] = field(default_factory=dict)
     parent_id: str | None = None
+    #: the spec resolved once, when the grid file is checked; the runner writes it to the cell's folder
+    #: (``resolved.json``), which the cell reads as is. A fine-tuning cell's parent checkpoint is chosen
+    #: when its parent has finished (``spec.with_parent_checkpoint``).
+    run: ResolvedRun | None = None
 
     @property
     def label(self) -> str:
@@ -414,7 +418,7 @@ def _cell(spec: RunSpec, out: Path, suite: Suite, lines: dict[str, int], parent_
 def _check_cell(cell: Cell, line_for, problems: _Problems, seen: dict[str, int]) -> bool:
     try:
         # the device is checked where the cell runs: a login node without a GPU may submit GPU cells
-        resolve(cell.spec, check_parent=cell.parent_id is None, check_device=False)
+        cell.run = resolve(cell.spec, check_parent=cell.parent_id is None, check_device=False)
     except ConfigError as exc:
         for where, message in exc.problems:
             problems.add(line_for(cell.lines, where or "method"), message)

@@ -14,7 +14,7 @@ import math
 from fnmatch import fnmatchcase
 from typing import Any
 
-from llmexplore.benchmarks.run.record import RunRecord
+from llmexplore.benchmarks.run.record import RecordedSpec, RunRecord
 from llmexplore.envs.registry import find_family, task_names
 
 #: ranges every family's final metrics keep (``fnmatch`` patterns; a family adds its own)
@@ -22,21 +22,16 @@ COMMON_RANGES: dict[str, tuple[float, float]] = {"episodes": (1.0, math.inf), "l
 _MOVE_OUT = "move the record out of the runs folder, or rerun the cell"
 
 
-def cell_key(spec: dict[str, Any]) -> str:
+def cell_key(spec: RecordedSpec) -> str:
     """``label/task/seed<N>``, as ``run.spec.cell_id`` names a cell (from a record's spec)."""
-    return f"{spec.get('label') or spec['method']}/{spec['task']}/seed{spec['seed']}"
+    return spec.cell
 
 
 def record_problem(record: RunRecord) -> str | None:
-    """Why a complete record must not be counted (the problem, then the fix), or None."""
+    """Why a complete record must not be counted (the problem, then the fix), or None. (A spec without a
+    valid method, task or seed does not read at all: ``RecordedSpec``.)"""
     spec = record.spec
-    for key, kind in (("method", str), ("task", str), ("seed", int)):
-        value = spec.get(key)
-        if type(value) is not kind:
-            return f"its spec has no valid {key} ({type(value).__name__}); {_MOVE_OUT}"
-    if spec.get("label") is not None and type(spec["label"]) is not str:
-        return f"its spec's label is not text; {_MOVE_OUT}"
-    task = spec["task"]
+    task = spec.task
     if task not in task_names():
         family = find_family(task.split(":", 1)[0])
         fix = ("install the plugin that registers the task" if family is None
@@ -45,8 +40,8 @@ def record_problem(record: RunRecord) -> str | None:
     if record.cell != cell_key(spec):
         return (f"its cell name {record.cell!r} disagrees with its spec ({cell_key(spec)}): the record was "
                 f"edited or copied from another cell; {_MOVE_OUT}")
-    if "steps" in spec and spec["steps"] != record.budget:
-        return f"its budget {record.budget:,} disagrees with its spec's steps {spec['steps']!r}; {_MOVE_OUT}"
+    if spec.steps is not None and spec.steps != record.budget:
+        return f"its budget {record.budget:,} disagrees with its spec's steps {spec.steps!r}; {_MOVE_OUT}"
     if record.budget <= 0 or record.env_steps < record.budget:
         return (f"it says complete but trained {record.env_steps:,} of its {record.budget:,} env steps; "
                 f"rerun the cell to finish it (a rerun resumes from its last checkpoint)")

@@ -44,7 +44,7 @@ class Run:
 
     @property
     def task(self) -> str:
-        return self.record.spec["task"]
+        return self.record.spec.task
 
     @property
     def family(self) -> str:
@@ -57,11 +57,11 @@ class Run:
 
     @property
     def label(self) -> str:
-        return self.record.spec.get("label") or self.record.spec["method"]
+        return self.record.spec.row_label
 
     @property
     def seed(self) -> int:
-        return int(self.record.spec["seed"])
+        return self.record.spec.seed
 
     def value(self, key: str) -> float:
         return float(self.record.final_metrics.get(key, float("nan")))
@@ -132,7 +132,7 @@ def per_task_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
         int_mean, int_se = _mean_over_all([r.value("intrinsic_return") for r in group])
         budgets = sorted({r.record.budget for r in group})
         row = {
-            "task": task, "label": label, "method": group[0].record.spec["method"], "seeds": len(group),
+            "task": task, "label": label, "method": group[0].record.spec.method, "seeds": len(group),
             "budget": budgets[0] if len(budgets) == 1 else f"{budgets[0]}-{budgets[-1]}",
             "metric": metric, "mean": mean, "se": se, "iqm": iqm(values), "iqm_low": low, "iqm_high": high,
             "return_mean": ret_mean, "return_se": ret_se, "intrinsic_return_mean": int_mean,
@@ -151,7 +151,7 @@ def scores_table(runs: list[Run]) -> pd.DataFrame:
     for run in sorted(runs, key=lambda r: (r.task, r.label, r.seed)):
         record = run.record
         rows.append({
-            "method": run.label, "method_name": record.spec["method"], "task": run.task, "seed": run.seed,
+            "method": run.label, "method_name": record.spec.method, "task": run.task, "seed": run.seed,
             "budget": record.budget, "env_steps": record.env_steps, "metric": record.metric,
             "metric_value": run.value(record.metric), "normalized": normalized(run),
             "wall_seconds": record.wall_seconds, "run_dir": str(run.path),

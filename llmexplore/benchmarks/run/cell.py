@@ -28,10 +28,11 @@ from llmexplore.atomic import JsonlAppender, ensure_writable, log_tail, read_jso
 from llmexplore.benchmarks.run.budget import overshoot_note
 from llmexplore.benchmarks.run.progress import ProgressView
 from llmexplore.benchmarks.run.lock import RunFolderLock
-from llmexplore.benchmarks.run.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
+from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
-from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve
+from llmexplore.benchmarks.run.folder import adopt_folder
+from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
 from llmexplore.errors import ConfigError
@@ -49,9 +50,6 @@ AHEAD_PREFIX = "ahead-of-episodes-"
 #: lines of sample-factory's log a failed run's record keeps
 SF_LOG_TAIL_LINES = 40
 HEARTBEAT_SEC = 10.0
-#: fields that may change between a run and its resumption without making it another run
-_OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial"),
-                ("train", "torch_threads"), ("train", "metrics_every_steps"), ("train", "wandb")}
 
 
 def utc_now() -> str:
@@ -127,9 +125,13 @@ class CellSink:
         self.view.close()
 
 
-def run_cell(spec: RunSpec, out_dir: str | Path, *, quiet: bool = False) -> RunRecord:
-    """Train one cell to its budget, resuming from the last checkpoint if the run was cut short."""
-    run = resolve(spec)
+def run_cell(run: RunSpec | ResolvedRun, out_dir: str | Path, *, quiet: bool = False) -> RunRecord:
+    """Train one cell to its budget, resuming from the last checkpoint if the run was cut short.
+
+    A run spec is resolved here (a run started by hand); a resolved run (the ``resolved.json`` a grid
+    wrote) is run as it is, once what depends on this machine is settled and checked (``settle_here``):
+    a scheduler's node may differ from the machine that resolved it."""
+    run = resolve(run) if isinstance(run, RunSpec) else settle_here(run)
     run_dir = Path(out_dir).expanduser().resolve()
     ensure_writable(run_dir)
     with RunFolderLock(run_dir):  # one writer per run folder; a second is refused naming the first
@@ -137,48 +139,6 @@ def run_cell(spec: RunSpec, out_dir: str | Path, *, quiet: bool = False) -> RunR
         if previous is not None and previous.status == "complete":
             return previous
         return _train_cell(run, run_dir, previous, quiet)
-
-
-def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
-    """Refuse a folder holding another run; else write the resolved run there (what every later step reads)
-    and return the folder's record, if any. A folder of an older version (a record, no resolved run) is
-    checked against its record's spec and gets its resolved run now."""
-    stored = ResolvedRun.read(run_dir)
-    previous = read_record(run_dir) if (run_dir / RECORD_FILE).exists() else None
-    if stored is not None:
-        _refuse_another_run(run_dir, _with_later_option_defaults(stored.model_dump(mode="json"), run),
-                            run.model_dump(mode="json"))
-    elif previous is not None:
-        _refuse_another_run(run_dir, previous.spec, run.spec_dict())
-    if stored != run:  # first session, or only operational settings changed (e.g. more workers)
-        run.write(run_dir)
-    return previous
-
-
-def _with_later_option_defaults(stored: dict[str, Any], run: ResolvedRun) -> dict[str, Any]:
-    """A stored resolved run with the method options a later llmexplore added, at their defaults.
-
-    An option added to a method keeps the earlier behaviour at its default (the rule for every new
-    option), so a folder written before it existed resumes when the option is left at that default,
-    and is refused as another run when it is set otherwise. ``train`` needs no such step: reading the
-    stored run through its model already fills new fields with their defaults."""
-    from llmexplore.methods.registry import get_method
-
-    if stored.get("method") != run.method:
-        return stored  # another method altogether: reported as it is
-    defaults = get_method(run.method).Options().model_dump(mode="json")
-    stored_options = stored.get("method_options") or {}
-    added = {key: value for key, value in defaults.items() if key not in stored_options}
-    return {**stored, "method_options": {**stored_options, **added}}
-
-
-def _refuse_another_run(run_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
-    differences = _spec_differences(before, now)
-    if differences:
-        raise ConfigError(
-            f"{run_dir} holds a different run ({'; '.join(differences[:5])})",
-            hint="choose another output directory, or delete this one to start over",
-        )
 
 
 def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, quiet: bool) -> RunRecord:
@@ -351,18 +311,6 @@ def _finish_wandb(run: Any, failed: bool) -> None:
         finish_wandb(run, failed)
 
 
-def _spec_differences(old: dict[str, Any], new: dict[str, Any], prefix: tuple = ()) -> list[str]:
-    out = []
-    for key in sorted(set(old) | set(new)):
-        path = prefix + (key,)
-        if path in _OPERATIONAL:
-            continue
-        a, b = old.get(key), new.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            out.extend(_spec_differences(a, b, path))
-        elif a != b:
-            out.append(f"{'.'.join(path)}: {a!r} before, {b!r} now")
-    return out
 
 
 def _trim_logs(run_dir: Path, files: RunFiles, resume_steps: int) -> None:

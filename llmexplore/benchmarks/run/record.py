@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator,
+                      model_validator)
 
 from llmexplore.atomic import atomic_write_json, json_kind
 from llmexplore.errors import ConfigError, DataError
@@ -27,7 +28,47 @@ Status = Literal["running", "complete", "interrupted", "failed"]
 SessionStatus = Literal["running", "complete", "interrupted", "failed", "killed"]
 
 
+class RecordedSpec(BaseModel):
+    """The run as it ran: a run spec's fields, each with its final value (``ResolvedRun.spec_dict``).
+
+    A resumption must match it, and leaderboards read a run's identity from it. The identity fields are
+    typed strictly (a record edited by hand fails to read, and is listed, rather than being miscounted);
+    the settings sections stay mappings as written, so a record of a version whose training or LM fields
+    differ still reads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: StrictStr = Field(description="the exploration method (`llmexplore methods`)")
+    task: StrictStr = Field(description="the task (`llmexplore envs`), `family:name`")
+    seed: StrictInt = Field(ge=0, description="the run seed")
+    steps: StrictInt | None = Field(None, gt=0, description="the env-step budget (the record's `budget`)")
+    ext_coef: float | None = Field(None, description="c_ext, the extrinsic reward's coefficient")
+    int_coef: float | None = Field(None, description="c_int, the method's reward coefficient")
+    method_options: dict[str, Any] = Field(default_factory=dict,
+                                           description="every option of the method, defaults included")
+    train: dict[str, Any] = Field(default_factory=dict,
+                                  description="the training settings (agents/train_config.py `TrainConfig`), "
+                                              "the family's defaults and the preset filled in")
+    lm: dict[str, Any] = Field(default_factory=dict,
+                               description="the language-model settings (lm/config.py `LMConfig`)")
+    parent: dict[str, Any] | None = Field(
+        None, description="fine-tuning: the parent run's folder, the checkpoint it started from, the parts reset")
+    label: StrictStr | None = Field(None, description="the row name in tables (the method's name by default)")
+
+    @property
+    def row_label(self) -> str:
+        """The name of the run's row in tables: its label, else its method."""
+        return self.label or self.method
+
+    @property
+    def cell(self) -> str:
+        """``label/task/seed<N>``, as ``run.spec.cell_id`` names a cell."""
+        return f"{self.row_label}/{self.task}/seed{self.seed}"
+
+
 class CurvePoint(BaseModel):
+    """One bin of the learning curve: the episodes that ended in it, and their means."""
+
     model_config = ConfigDict(extra="forbid")
 
     env_steps: int = Field(description="end of the bin of env steps")
@@ -58,13 +99,14 @@ class RunFiles(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    episodes: str = "episodes.jsonl"
-    intrinsic: str = "intrinsic.jsonl"
-    metrics: str = "metrics.jsonl"
+    episodes: str = Field("episodes.jsonl", description="one row per finished training episode (the adapter's stats)")
+    intrinsic: str = Field("intrinsic.jsonl", description="one row per finished episode: its summed intrinsic reward")
+    metrics: str = Field("metrics.jsonl", description="training scalars (losses, rewards, the method's own) over time")
     family_stats: str | None = Field(
         None, description="the family's own per-episode file (EnvFamily.stats_file), where it declares one")
-    sf_log: str = "sf/sf_log.txt"
-    checkpoints: list[str] = Field(default_factory=list)
+    sf_log: str = Field("sf/sf_log.txt", description="sample-factory's own log")
+    checkpoints: list[str] = Field(default_factory=list,
+                                   description="the checkpoints kept when the record was written, oldest first")
 
     @model_validator(mode="before")
     @classmethod
@@ -90,34 +132,45 @@ class RunFiles(BaseModel):
 class RunRecord(BaseModel):
     """A cell's versioned record (``run.json``): what ran (the resolved spec, versions, commit, hardware),
     how far it got (status, env steps, sessions, wall time) and what it scored (final metrics, learning
-    curve), with the paths of its other files. Written atomically while the run goes and at its end;
-    leaderboards read nothing else, and ``llmexplore schema`` prints its JSON Schema."""
+    curve), with the paths of its other files.
 
-    schema_name: Literal["llmexplore.run"] = Field(SCHEMA_NAME, alias="schema")
-    schema_version: int = SCHEMA_VERSION
-    status: Status
+    The cell writes it atomically when it starts, on a heartbeat while it trains (so a killed process
+    leaves a trace) and at its end; a resumption reads it back and adds a session. Leaderboards read
+    nothing else (``results/admission.py`` says which records count), and ``llmexplore schema`` prints
+    its JSON Schema."""
+
+    schema_name: Literal["llmexplore.run"] = Field(SCHEMA_NAME, alias="schema",
+                                                   description="what the file is: always llmexplore.run")
+    schema_version: int = Field(SCHEMA_VERSION, description="the record format's version; newer ones are refused")
+    status: Status = Field(description="running, complete (the budget reached), interrupted (Ctrl-C, SIGTERM) "
+                                       "or failed (see `error`)")
     cell: str = Field(description="label/task/seed: the cell's identity in a grid")
-    spec: dict[str, Any] = Field(description="the resolved run spec: every default filled in")
+    spec: RecordedSpec = Field(description="the resolved run spec: every default filled in")
     environment: dict[str, Any] = Field(description="package versions, git commit, host, and `hardware`: CPUs, "
                                                     "GPUs, CUDA/cuDNN/driver, learner and inference devices, workers")
-    started_at: str
-    updated_at: str
-    finished_at: str | None = None
-    budget: int
-    env_steps: int
+    started_at: str = Field(description="when the run's first session started (UTC, ISO 8601)")
+    updated_at: str = Field(description="the last write: a heartbeat while it trains, then its end")
+    finished_at: str | None = Field(None, description="when it completed; None until then")
+    budget: int = Field(description="the env-step budget (the spec's steps)")
+    env_steps: int = Field(description="env steps trained so far, over every session")
     overshoot: dict[str, Any] | None = Field(
         None, description="env steps trained past the budget, the batch size, and why (see benchmarks/run/budget.py)")
-    wall_seconds: float
-    steps_per_second: float | None
-    sessions: list[Session] = Field(default_factory=list)
+    wall_seconds: float = Field(description="wall time of every session together")
+    steps_per_second: float | None = Field(description="env steps per second over the sessions that trained")
+    sessions: list[Session] = Field(default_factory=list, description="every process that worked on the run")
     metric: str = Field(description="name of the benchmark metric in final_metrics and the curve")
-    final_metrics: dict[str, float] = Field(default_factory=dict)
-    final_window: str = ""
-    method_metrics: dict[str, float] = Field(default_factory=dict)
-    curve: list[CurvePoint] = Field(default_factory=list)
-    files: RunFiles = Field(default_factory=RunFiles)
-    parent: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    final_metrics: dict[str, float] = Field(
+        default_factory=dict, description="the metric and the family's other summaries over the final window "
+                                          "of episodes that ended within the budget, and `intrinsic_return`")
+    final_window: str = Field("", description="which episodes final_metrics counts, in words")
+    method_metrics: dict[str, float] = Field(default_factory=dict,
+                                             description="the method's own scalars at the last report")
+    curve: list[CurvePoint] = Field(default_factory=list, description="the learning curve, in bins of env steps")
+    files: RunFiles = Field(default_factory=RunFiles, description="the run's other files, relative to its folder")
+    parent: dict[str, Any] | None = Field(
+        None, description="fine-tuning: the parent's run folder and checkpoint, and what loading it reported")
+    error: dict[str, Any] | None = Field(
+        None, description="why it failed or stopped: message, traceback and the tail of sample-factory's log")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -64,10 +64,12 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     """Check every name and value of a spec and fill in every default; raise one ConfigError listing all
     problems.
 
-    ``check_parent=False`` skips the parent-checkpoint check, for grids whose parent cell
-    has not run yet (the cell is checked again when it starts). ``check_device=False`` skips
-    what depends on where the cell runs (CUDA, the LM server or weights), for grids submitted
-    from another machine; the grid runner checks each LM server once instead.
+    ``check_parent=False`` leaves the parent checkpoint unchosen (its reset parts are still checked),
+    for grids whose parent cell has not run yet: the grid chooses it with ``with_parent_checkpoint``
+    when the parent has finished. ``check_device=False`` skips what depends on where the cell runs
+    (CUDA, the LM server or weights) and leaves open what the machine settles (the torch threads when not
+    set, an ``auto`` device), for grids submitted from another machine: the cell settles and checks them
+    where it runs (``settle_here``); the grid runner checks each LM server once as well.
     """
     problems: list[tuple[str, str]] = []
 
@@ -87,15 +89,16 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     if adapter is not None and method is not None and options is not None:
         check = CheckContext(task, adapter.observation_space(), options, spec.lm)
         attempt("method", lambda: method.check_run(check))
-    if method is not None and options is not None and method.uses_lm and check_device:
-        attempt("lm", lambda: check_lm(spec.lm))
     # a preset the family does not offer is reported with the rest; the checks below then see no preset
-    train = (attempt("train", lambda: spec.train.resolved(task.family if task else "generic"))
-             or spec.train.model_copy(update={"preset": None}).resolved(task.family if task else "generic"))
+    family = task.family if task else "generic"
+    train = (attempt("train", lambda: spec.train.resolved(family, here=check_device))
+             or spec.train.model_copy(update={"preset": None}).resolved(family, here=check_device))
     if adapter is not None:
         attempt("train", lambda: network_encoder(task.family, train.network))
     budget = spec.steps or (task.default_budget if task else 0)
-    problems.extend(_check_training(train, budget, check_device))
+    problems.extend(_check_training(train, budget))
+    if check_device and method is not None and options is not None:
+        problems.extend(_machine_problems(train, spec.lm, method.uses_lm))
     parent_checkpoint = None
     if spec.parent is not None:
         if check_parent:
@@ -126,7 +129,53 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
     )
 
 
-def _check_training(train: TrainConfig, budget: int, check_device: bool = True) -> list[tuple[str, str]]:
+def settle_here(run: ResolvedRun) -> ResolvedRun:
+    """The run with what ``resolve(check_device=False)`` leaves to the machine that trains: the torch threads
+    and an ``auto`` device settled here (``TrainConfig.settled_here``), then checked: a visible GPU when the
+    run trains on one, its LM server or weights. A cell does this before it trains a run resolved elsewhere
+    (a grid's ``resolved.json``: a SLURM or Ray node may differ from the submitting host, and each local
+    cell gets its own share of threads)."""
+    from llmexplore.methods import get_method
+
+    train = run.train.settled_here()
+    problems = _machine_problems(train, run.lm, get_method(run.method).uses_lm)
+    if problems:
+        raise ConfigError("\n".join(f"- {msg}" for _, msg in problems) if len(problems) > 1 else problems[0][1],
+                          problems=problems)
+    return run if train == run.train else run.model_copy(update={"train": train})
+
+
+def with_parent_checkpoint(run: ResolvedRun) -> ResolvedRun:
+    """A fine-tuning run with its parent's checkpoint chosen now (the parent's latest unless one is named).
+
+    A grid resolves a fine-tuning cell before its parent has trained (``resolve(check_parent=False)``) and
+    calls this when the parent has finished, just before it writes the cell's ``resolved.json``."""
+    if run.parent is None:
+        return run
+    try:
+        checkpoint = _check_parent(run.parent)
+    except UserError as exc:
+        raise ConfigError(str(exc), problems=[("parent", str(exc))]) from None
+    return run.model_copy(update={"parent": run.parent.model_copy(update={"checkpoint": checkpoint})})
+
+
+def _machine_problems(train: TrainConfig, lm: LMConfig, uses_lm: bool) -> list[tuple[str, str]]:
+    """Problems of the machine the run trains on: a GPU it cannot see, an LM it cannot reach."""
+    problems: list[tuple[str, str]] = []
+    if train.device == "gpu":
+        import torch
+
+        if not torch.cuda.is_available():
+            problems.append(("train", "train.device is 'gpu' but no CUDA device is visible; use 'cpu' or 'auto'"))
+    if uses_lm:
+        try:
+            check_lm(lm)
+        except UserError as exc:
+            problems.append(("lm", str(exc)))
+    return problems
+
+
+def _check_training(train: TrainConfig, budget: int) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     per_rollout = train.num_workers * train.envs_per_worker * train.rollout
     if budget < train.batch_size:
@@ -152,11 +201,6 @@ def _check_training(train: TrainConfig, budget: int, check_device: bool = True) 
             f"(env steps per update); set them so they match"
         ))
     problems.extend(_check_sample_factory_rules(train))
-    if train.device == "gpu" and check_device:
-        import torch
-
-        if not torch.cuda.is_available():
-            problems.append(("train", "train.device is 'gpu' but no CUDA device is visible; use 'cpu' or 'auto'"))
     return problems
 
 

@@ -79,7 +79,7 @@ def check_scoring(config: LMConfig, backend: LanguageModel) -> None:
 
 
 def parse_lm_config(data: dict[str, Any], source: str = "LM settings") -> LMConfig:
-    """An ``LMConfig`` from plain data (e.g. ``RunSpec.lm`` as methods receive it), with one clear error."""
+    """An ``LMConfig`` from plain data (e.g. a settings file's ``lm`` section), with one clear error."""
     from pydantic import ValidationError
 
     try:

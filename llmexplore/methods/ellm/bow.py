@@ -141,7 +141,7 @@ class ELLMBoW(IntrinsicReward):
 
         path = resolve_model_path(options.model_path)
         vectors = shared(("word_vectors", str(path.resolve())), lambda: WordPieceVectors(path))  # one table per process
-        goal = goal_text(options, context.lm.get("prompts"))
+        goal = goal_text(options, context.lm.prompts)
         return MessageGoalReward(env, vectors, goal, options.threshold, options.count_exponent)
 
     def __init__(self, options: ELLMBoWOptions, context: MethodContext, obs_space: gym.spaces.Dict):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from llmexplore.lm.backends import parse_lm_config
 from llmexplore.methods.base import MethodContext
 from llmexplore.methods.ellm import shared
 from llmexplore.methods.ellm.embedding import resolve_model_path
@@ -23,7 +22,7 @@ from llmexplore.methods.ellm.wrapper import GoalRewardWrapper
 
 def make_wrapper(env: gym.Env, options: ELLMOptions, context: MethodContext) -> GoalRewardWrapper:
     family = context.task.family
-    config = parse_lm_config(dict(context.lm))
+    config = context.lm
     if family == "housekeep" and config.backend == "oracle" and options.oracle_noise > 0:
         config = config.model_copy(update={"options": {**config.options, "placement_noise": options.oracle_noise,
                                                        "placement_seed": options.oracle_noise_seed}})

@@ -77,8 +77,8 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     task = get_zero_shot_task(task_name)
     policy = load_policy(run_dir, checkpoint)
     settings = policy.settings
-    if settings.method != "maestro":
-        raise ConfigError(f"{run_dir} was trained with method '{settings.method}', not 'maestro'",
+    if settings.run.method != "maestro":
+        raise ConfigError(f"{run_dir} was trained with method '{settings.run.method}', not 'maestro'",
                           hint="evaluate a run made with `llmexplore run --method maestro`")
     options = dict(settings.run.method_options)
     code_dir = Path(code or options["code"]).expanduser()

@@ -32,7 +32,7 @@ class CheckpointPolicy:
 
     def __init__(self, policy: Policy, task: str | None = None, greedy: bool = False, seed: int = 0):
         self.policy = policy
-        trained_on = policy.settings.task
+        trained_on = policy.settings.run.task
         self.task = get_task(task).name if task else trained_on
         self.settings = policy.settings.with_run(task=self.task)
         self.greedy = greedy
@@ -82,5 +82,5 @@ class CheckpointPolicy:
     def describe(self) -> dict[str, Any]:
         info = self.policy.checkpoint
         return {"kind": "checkpoint", "run_dir": self.policy.settings.run_dir, "checkpoint": str(info.path),
-                "sha256": info.sha256, "env_steps": info.env_steps, "method": self.policy.settings.method,
-                "trained_task": self.policy.settings.task, "greedy": self.greedy}
+                "sha256": info.sha256, "env_steps": info.env_steps, "method": self.policy.settings.run.method,
+                "trained_task": self.policy.settings.run.task, "greedy": self.greedy}

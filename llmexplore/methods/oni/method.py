@@ -124,10 +124,9 @@ class _Oni(IntrinsicReward):
 
     def __init__(self, options: OniOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         super().__init__(options, context, obs_space)
-        from llmexplore.lm.backends import parse_lm_config
         from llmexplore.methods.oni.captions import CaptionVocabulary
 
-        lm = parse_lm_config(dict(context.lm), "the run's LM settings")
+        lm = context.lm
         self.vocab = CaptionVocabulary()
         self.rng = np.random.default_rng(context.seed)
         self.labeler = OnlineLabeler(self.make_question(options, lm.prompts), lm, cache_dir=context.run_dir,

@@ -3,9 +3,11 @@
 A backend only knows how to start a cell somewhere (a local process, a Ray task, a SLURM
 job), poll it, and cancel it. Everything else — skipping complete cells, ordering
 parents before children, bounded retries, the progress view, the grid summary, clean
-cancellation — lives in ``GridRunner`` so that all backends behave the same. A cell
-always runs as ``llmexplore run --config <run_dir>/spec.yaml --out <run_dir>``, which is
-itself resumable, so a retried or requeued cell continues from its last checkpoint.
+cancellation — lives in ``GridRunner`` so that all backends behave the same. Before a cell
+starts, the runner writes the run the grid resolved to the cell's folder (``resolved.json``,
+beside ``spec.yaml`` for people); the cell always runs as ``llmexplore run --out <run_dir>``,
+which trains that resolved run as it is and is itself resumable, so a retried or requeued
+cell continues from its last checkpoint.
 
 Before the first cell starts, the runner asks the backend whether it can run the cells
 that are left (``check``) and checks the LM server the grid names (``lm_endpoint``).
@@ -25,7 +27,9 @@ import yaml
 
 from llmexplore.atomic import atomic_write_json, atomic_write_text, log_tail
 from llmexplore.benchmarks.grids.grid_file import Cell, Grid
+from llmexplore.benchmarks.run.folder import adopt_folder
 from llmexplore.benchmarks.run.record import read_record
+from llmexplore.benchmarks.run.spec import with_parent_checkpoint
 from llmexplore.benchmarks.grids.runners.launch import CELL_LOG
 from llmexplore.benchmarks.grids.runners.lm_endpoint import check_endpoints
 from llmexplore.errors import UserError
@@ -35,18 +39,24 @@ SUMMARY_FILE = "grid.json"
 
 
 def cell_command(cell: Cell) -> list[str]:
-    """The command a backend runs for a cell (on any machine that sees the run directory)."""
-    return [sys.executable, "-m", "llmexplore", "run", "--config", str(cell.run_dir / SPEC_FILE),
-            "--out", str(cell.run_dir), "--quiet"]
+    """The command a backend runs for a cell (on any machine that sees the run directory): ``run --out``
+    alone trains the resolved run the folder holds (``prepare_cell_folder`` wrote it), as it is."""
+    return [sys.executable, "-m", "llmexplore", "run", "--out", str(cell.run_dir), "--quiet"]
 
 
-def write_cell_spec(cell: Cell) -> None:
-    """The cell's spec as the grid file set it: only the fields given, so that resolution in the cell
-    fills the rest exactly as it did in the grid (a ``train.preset`` applies to the fields the grid
-    left unset; writing every default out would make them all "set" and the preset a no-op)."""
+def prepare_cell_folder(cell: Cell) -> None:
+    """Write the cell's resolved run (``resolved.json``, what the cell trains) and its spec (``spec.yaml``,
+    for people: the cell as the grid file sets it). A folder holding another run is refused here, with
+    the rules of a resumption (``run/folder.py``); a fine-tuning cell gets its parent checkpoint now, as
+    its parent has finished."""
+    if cell.run is None:
+        raise ValueError(f"cell {cell.id} was not resolved: cells come from load_grid")
     cell.run_dir.mkdir(parents=True, exist_ok=True)
+    # only what the grid file set: `llmexplore run --config spec.yaml` by hand then resolves to the same run
+    # (a train.preset fills the fields left unset; every default written out would make it a no-op)
     atomic_write_text(cell.run_dir / SPEC_FILE,
                       yaml.safe_dump(cell.spec.model_dump(mode="json", exclude_unset=True), sort_keys=False))
+    adopt_folder(cell.run_dir, with_parent_checkpoint(cell.run))
 
 
 class CellJob(ABC):
@@ -167,7 +177,11 @@ class GridRunner:
                     continue
                 if parent.status not in ("complete", "skipped"):
                     continue
-            write_cell_spec(state.cell)
+            try:
+                prepare_cell_folder(state.cell)
+            except UserError as exc:  # the folder holds another run; the parent left no checkpoint
+                state.status, state.error = "failed", str(exc)
+                continue
             state.attempts += 1
             state.started = time.time()
             state.job = self.backend.start(state.cell, state.attempts)
