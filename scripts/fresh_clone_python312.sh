@@ -2,7 +2,8 @@
 # CI check that the Python 3.12 path stays green: nle 1.0.0 has no wheel for 3.12, so pip builds it from
 # source. Clone this checkout (its committed state) into an empty temporary folder, run
 # `PYTHON=<python3.12> scripts/setup.sh` there into a new venv, then train a NetHack cell of about 2,000
-# steps with that venv in a clean environment (empty HOME, LLMEXPLORE_* unset), and time both.
+# steps with that venv in a clean environment (empty HOME, LLMEXPLORE_* unset), and time both. The set-up
+# uses the caller's pip cache, as a user's would: after a first build, pip reuses its nle wheel.
 #
 # The interpreter: PYTHON312 if set, else a `python3.12` on PATH that runs, else the newest 3.12 under
 # pyenv's versions folder. Without one the check says so in one line and passes. Where nle's build tools
@@ -79,4 +80,5 @@ record = json.loads(records[0].read_text())
 assert record.get("status") == "complete", record.get("status")
 print(f"python 3.12 check: {record['env_steps']} NetHack steps trained, run.json status complete")
 PY
-echo "python 3.12 check: set-up ${setup_s} s (nle built from source), ${STEPS}-step NetHack run $((SECONDS - start)) s"
+echo "python 3.12 check: set-up ${setup_s} s (nle built from source, or its wheel from pip's cache of an" \
+     "earlier build), ${STEPS}-step NetHack run $((SECONDS - start)) s"
