@@ -19,8 +19,11 @@ def median_rate(fn: Callable[[], float], repeats: int) -> tuple[float, list[floa
 
 
 class _Timeline:
-    def __init__(self) -> None:
+    def __init__(self, cpu: bool = False) -> None:
         self.points: list[tuple[float, int]] = []
+        #: CPU seconds of this process and its descendants at each point, by role (when ``cpu``)
+        self.cpu: list[dict[str, float]] = []
+        self._measure_cpu = cpu
 
     def on_episode(self, row) -> None: ...
 
@@ -34,22 +37,68 @@ class _Timeline:
 
     def on_progress(self, env_steps: int, steps_per_second: float) -> None:
         self.points.append((time.perf_counter(), env_steps))
+        if self._measure_cpu:
+            self.cpu.append(process_tree_cpu())
+
+
+#: sample-factory 2.1.1 renices its processes from default_niceness (0): the learner +0, the inference
+#: worker +2, rollout workers +10 (when there are several); that tells them apart here
+_ROLE_BY_NICENESS_OFFSET = {0: "learner", 2: "inference", 10: "rollout workers"}
+
+
+def process_tree_cpu() -> dict[str, float]:
+    """User + system CPU seconds of this process ("main") and its living descendants, by role where the
+    niceness tells it (see ``_ROLE_BY_NICENESS_OFFSET``; "children" otherwise)."""
+    import psutil
+
+    me = psutil.Process()
+    out = {"main": sum(me.cpu_times()[:2])}
+    children = []
+    for proc in me.children(recursive=True):
+        try:
+            children.append((proc.nice(), sum(proc.cpu_times()[:2])))
+        except psutil.NoSuchProcess:
+            continue
+    levels = {nice for nice, _ in children}
+    base = min(levels, default=0)
+    distinct = {nice - base for nice in levels} >= set(_ROLE_BY_NICENESS_OFFSET)  # all three roles told apart
+    for nice, seconds in children:
+        role = _ROLE_BY_NICENESS_OFFSET.get(nice - base, "other") if distinct else "children"
+        out[role] = out.get(role, 0.0) + seconds
+    return out
 
 
 def training_rate(method: str, task: str, steps: int, warmup_fraction: float = 0.25, seed: int = 0,
                   method_options: dict | None = None, train_options: dict | None = None) -> float:
     """Env steps/s of real training, measured after a warm-up share of the budget
     (start-up, first batches and JIT compilation excluded)."""
+    return training_rate_and_cpu(method, task, steps, warmup_fraction, seed, method_options, train_options,
+                                 cpu=False)[0]
+
+
+def training_rate_and_cpu(method: str, task: str, steps: int, warmup_fraction: float = 0.25, seed: int = 0,
+                          method_options: dict | None = None, train_options: dict | None = None,
+                          cpu: bool = True) -> tuple[float, dict[str, float]]:
+    """Env steps/s of real training and the CPU microseconds its processes spent per env step (by role, see
+    ``process_tree_cpu``, and "total"), both over the same stretch after the warm-up. The CPU figures move
+    much less with the machine's load than the rate does."""
     spec = RunSpec(method=method, task=task, seed=seed, steps=steps, method_options=method_options or {},
                    train=train_options or {})
     resolved = resolve(spec)
-    timeline = _Timeline()
+    timeline = _Timeline(cpu=cpu)
     with tempfile.TemporaryDirectory() as tmp:
         result = train(RunSettings.of(resolved, tmp), timeline)
     assert result.status == "complete", result
-    points = [(t, s) for t, s in timeline.points if s >= warmup_fraction * steps]
-    (t0, s0), (t1, s1) = points[0], points[-1]
-    return (s1 - s0) / (t1 - t0)
+    kept = [i for i, (_, s) in enumerate(timeline.points) if s >= warmup_fraction * steps]
+    first, last = kept[0], kept[-1]
+    (t0, s0), (t1, s1) = timeline.points[first], timeline.points[last]
+    cpu_per_step: dict[str, float] = {}
+    if cpu:
+        before, after = timeline.cpu[first], timeline.cpu[last]
+        for role in after:  # a role's processes live from start to end: all are in both snapshots
+            cpu_per_step[role] = 1e6 * (after[role] - before.get(role, 0.0)) / (s1 - s0)
+        cpu_per_step["total"] = sum(cpu_per_step.values())
+    return (s1 - s0) / (t1 - t0), cpu_per_step
 
 
 def adapter_rate(task: str, steps: int) -> float:

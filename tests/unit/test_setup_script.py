@@ -6,6 +6,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,22 @@ def test_python_3_12_names_the_build_tools_nle_needs(tmp_path):
     assert result.returncode == 2, result.stderr
     assert "flex bison" in result.stderr and "apt-get install build-essential cmake flex bison" in result.stderr
     assert not (tmp_path / "venv").exists()
+
+
+def test_python_3_12_check_skips_in_one_line_without_a_python_3_12(tmp_path):
+    """CI's Python 3.12 step passes on a machine without one, and says why; nothing is cloned or installed."""
+    if sys.version_info[:2] == (3, 12):
+        pytest.skip("this interpreter is a Python 3.12: the check would run in full")
+    bin_dir = tmp_path / "bin"  # a PATH with what the script needs before it looks, and no python3.12
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "tail"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    not_312 = bin_dir / "python3.11"  # an interpreter of another version, named as PYTHON312
+    not_312.symlink_to(sys.executable)
+    result = subprocess.run([str(bin_dir / "bash"), str(REPO / "scripts" / "fresh_clone_python312.sh")],
+                            capture_output=True, text=True, timeout=30,
+                            env={"PATH": str(bin_dir), "HOME": str(tmp_path), "PYENV_ROOT": str(tmp_path / "pyenv"),
+                                 "PYTHON312": str(not_312), "TMPDIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "python 3.12 check: skipped, no Python 3.12 on this machine (set PYTHON312 to one)"
+    assert list(tmp_path.glob("llmexplore-py312.*")) == []
