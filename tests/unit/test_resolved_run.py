@@ -139,3 +139,20 @@ def test_a_policy_folder_is_read_from_its_resolved_run_and_an_older_one_from_its
     moved = run.model_copy(update={"seed": 9})
     moved.write(tmp_path)  # the folder's resolved run comes first
     assert read_run_settings(tmp_path).run == moved
+
+
+def test_later_option_defaults_leave_required_options_to_the_folder():
+    """A method with required options (MaestroMotif: its reward models and code) has no default to fill
+    in for them; the folder's own values stand, and only the options with defaults are added."""
+    from types import SimpleNamespace
+
+    from llmexplore.benchmarks.run.folder import _with_later_option_defaults
+    from llmexplore.methods import get_method
+
+    fields = get_method("maestro").Options.model_fields
+    required = {key for key, field in fields.items() if field.is_required()}
+    assert required  # the case this test is about
+    stored = {"method": "maestro", "method_options": {key: f"kept-{key}" for key in required}}
+    filled = _with_later_option_defaults(stored, SimpleNamespace(method="maestro"))["method_options"]
+    assert set(filled) == set(fields)
+    assert all(filled[key] == f"kept-{key}" for key in required)

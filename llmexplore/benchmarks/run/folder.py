@@ -48,9 +48,12 @@ def _with_later_option_defaults(stored: dict[str, Any], run: ResolvedRun) -> dic
 
     if stored.get("method") != run.method:
         return stored  # another method altogether: reported as it is
-    defaults = get_method(run.method).Options().model_dump(mode="json")
+    from pydantic_core import to_jsonable_python
+
     stored_options = stored.get("method_options") or {}
-    added = {key: value for key, value in defaults.items() if key not in stored_options}
+    added = {key: to_jsonable_python(field.get_default(call_default_factory=True))
+             for key, field in get_method(run.method).Options.model_fields.items()
+             if key not in stored_options and not field.is_required()}  # a required option has no default
     return {**stored, "method_options": {**stored_options, **added}}
 
 
