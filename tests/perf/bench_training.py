@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from tests.perf.common import adapter_rate, median_rate, training_rate
+from tests.perf.common import adapter_rate, median_rate, random_action_rate, training_rate
 
 #: training settings compared (the network is the default in both)
 MODES: dict[str, dict] = {"serial": {}, "workers2": {"num_workers": 2}}
@@ -29,15 +29,7 @@ def nethack_raw(steps: int) -> float:
 
     env = NetHackScore(observation_keys=("message", "blstats", "chars"))
     env.reset()
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
-    t = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = env.step(int(a))
-        if terminated or truncated:
-            env.reset()
-    rate = steps / (time.perf_counter() - t)
-    env.close()
-    return rate
+    return random_action_rate(env, steps)
 
 
 def nethack_adapter(steps: int) -> float:

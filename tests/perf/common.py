@@ -101,14 +101,11 @@ def training_rate_and_cpu(method: str, task: str, steps: int, warmup_fraction: f
     return (s1 - s0) / (t1 - t0), cpu_per_step
 
 
-def adapter_rate(task: str, steps: int) -> float:
-    """Env steps/s of a task's adapter env under uniformly random actions (resets included)."""
+def random_action_rate(env, steps: int) -> float:
+    """Env steps/s of a gymnasium env (already reset) under seeded uniformly random actions, resets
+    included; closes the env."""
     import numpy as np
 
-    from llmexplore.envs import make_adapter
-
-    env = make_adapter(task).make_env()
-    env.reset(seed=0)
     actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
     t = time.perf_counter()
     for a in actions:
@@ -118,3 +115,12 @@ def adapter_rate(task: str, steps: int) -> float:
     rate = steps / (time.perf_counter() - t)
     env.close()
     return rate
+
+
+def adapter_rate(task: str, steps: int) -> float:
+    """Env steps/s of a task's adapter env under uniformly random actions (resets included)."""
+    from llmexplore.envs import make_adapter
+
+    env = make_adapter(task).make_env()
+    env.reset(seed=0)
+    return random_action_rate(env, steps)
