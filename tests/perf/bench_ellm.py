@@ -13,13 +13,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from tests.perf.common import training_rate
+from tests.perf.common import random_action_rate, training_rate
 
 
 def wrapper_rate(steps: int, ellm: bool, seed: int = 0) -> tuple[float, dict]:
@@ -35,13 +33,7 @@ def wrapper_rate(steps: int, ellm: bool, seed: int = 0) -> tuple[float, dict]:
             context = MethodContext(task=get_task("crafter:reward-free"), seed=seed, run_dir=Path(tmp))
             env = method.wrap_env(env, parse_options(method, {}), context)
         env.reset(seed=seed)
-        actions = np.random.default_rng(seed).integers(0, env.action_space.n, steps)
-        start = time.perf_counter()
-        for a in actions:
-            _, _, terminated, truncated, _ = env.step(int(a))
-            if terminated or truncated:
-                env.reset()
-        rate = steps / (time.perf_counter() - start)
+        rate = random_action_rate(env, steps, seed=seed, close=False)
         if ellm:
             info = {"lm_questions": env.suggester.asked, "texts_encoded_in_process": env.embedder.encoded}
     return rate, info

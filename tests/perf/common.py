@@ -101,19 +101,20 @@ def training_rate_and_cpu(method: str, task: str, steps: int, warmup_fraction: f
     return (s1 - s0) / (t1 - t0), cpu_per_step
 
 
-def random_action_rate(env, steps: int) -> float:
+def random_action_rate(env, steps: int, seed: int = 0, close: bool = True) -> float:
     """Env steps/s of a gymnasium env (already reset) under seeded uniformly random actions, resets
-    included; closes the env."""
+    included; closes the env unless the caller still reads it."""
     import numpy as np
 
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
+    actions = np.random.default_rng(seed).integers(0, env.action_space.n, steps)
     t = time.perf_counter()
     for a in actions:
         _, _, terminated, truncated, _ = env.step(int(a))
         if terminated or truncated:
             env.reset()
     rate = steps / (time.perf_counter() - t)
-    env.close()
+    if close:
+        env.close()
     return rate
 
 
