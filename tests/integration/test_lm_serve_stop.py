@@ -34,14 +34,22 @@ def _ask(server: ServerProcess, results: list) -> None:
 
 
 def _in_flight(server: ServerProcess, count: int) -> tuple[list[threading.Thread], list]:
+    """Start ``count`` requests and return once the server has begun answering every one of them (the
+    server's request counter is read before, so earlier requests are not mistaken for these)."""
     results: list = []
+    before = server.stats().get("requests", 0)
     threads = [threading.Thread(target=_ask, args=(server, results)) for _ in range(count)]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 20
-    while server.stats().get("requests", 0) < count and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_for(server, "requests", before + count)
     return threads, results
+
+
+def _wait_for(server: ServerProcess, counter: str, value: int, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while server.stats().get(counter, 0) < value:
+        assert time.monotonic() < deadline, f"the server's {counter} stayed below {value}: {server.stats()}"
+        time.sleep(0.05)
 
 
 def _hang_up_mid_body(server: ServerProcess) -> None:
@@ -50,7 +58,8 @@ def _hang_up_mid_body(server: ServerProcess) -> None:
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
         sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n" % (len(body) + 100) + body)
-        time.sleep(0.2)
+        _wait_for(server, "requests", 1)  # the server is reading this body
+    _wait_for(server, "client_disconnects", 1)  # and has seen the hang-up
 
 
 def test_sigterm_with_requests_waiting_answers_503_and_exits_at_once():
