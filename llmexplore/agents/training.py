@@ -49,6 +49,10 @@ class TrainResult:
     error: str | None = None
 
 
+#: how long a serial run's single process may spend in one training step before sample-factory stops it
+SERIAL_HEARTBEAT_CHECK_SECONDS = 24 * 3600
+
+
 def sf_argv(settings: RunSettings) -> list[str]:
     """sample-factory command-line options for a resolved run."""
     train, budget = settings.run.train, settings.run.budget
@@ -84,6 +88,11 @@ def sf_argv(settings: RunSettings) -> list[str]:
         "decorrelate_experience_max_seconds": 0,
         "with_wandb": False,  # W&B is started by llmexplore (agents/wandb_run.py), not sample-factory
     }
+    if train.serial:
+        # one process runs every component on one event loop: a heartbeat gap there is the length of one
+        # blocking training step, not a stuck worker. sample-factory's 180 s check stopped healthy runs of
+        # the published Crafter preset (320 minibatches a step took 226 s on a loaded 2-core machine).
+        args["heartbeat_reporting_interval"] = SERIAL_HEARTBEAT_CHECK_SECONDS
     args.update({k: v for k, v in train.sf_args.items() if k != "with_wandb"})
     return [f"--{key}={value}" for key, value in args.items()]
 

@@ -112,3 +112,17 @@ def test_the_published_crafter_policy_has_sb3_cnn_policys_parameter_count(tmp_pa
     assert parts["encoder"] == 600_736 and parts["core"] == 0 and parts["decoder"] == 0
     assert parts["critic_linear"] == 513 and parts["action_parameterization"] == 8_721
     assert sum(p.numel() for p in policy.parameters()) == SB3_CNN_POLICY_PARAMETERS
+
+
+def test_a_serial_run_is_not_stopped_for_a_long_training_step(tmp_path):
+    """Serial runs share one event loop: the published preset's training step can outlast sample-factory's
+    180 s heartbeat check on a loaded machine, which stopped healthy runs. Parallel runs keep the check."""
+    from llmexplore.agents.run_settings import RunSettings
+    from llmexplore.agents.training import SERIAL_HEARTBEAT_CHECK_SECONDS, build_sf_config
+
+    spec = RunSpec(method="none", task="crafter:reward", steps=8192, train={"preset": "published"})
+    serial = build_sf_config(RunSettings.of(resolve(spec), tmp_path))
+    assert serial.serial_mode and serial.heartbeat_reporting_interval == SERIAL_HEARTBEAT_CHECK_SECONDS
+    parallel_spec = spec.model_copy(update={"train": spec.train.model_copy(update={"serial": False})})
+    parallel = build_sf_config(RunSettings.of(resolve(parallel_spec), tmp_path))
+    assert not parallel.serial_mode and parallel.heartbeat_reporting_interval == 180
