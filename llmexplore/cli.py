@@ -53,7 +53,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.benchmarks.run.budget import steps_of
-        from llmexplore.benchmarks.run.cell import run_cell
+        from llmexplore.benchmarks.run.cell import run_cell, run_folder
         from llmexplore.benchmarks.grids.runners.launch import honour_parent_death, stop_on_sigterm
         from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec
 
@@ -64,9 +64,9 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         if args.config:
             data = load_yaml_file(args.config)
         elif _only_the_folder(args):  # a grid's cell, or a resumption: the folder's resolved run, as it is
-            stored = ResolvedRun.read(Path(args.out).expanduser())
-            if stored is not None:
-                return _report_cell(run_cell(stored, args.out, quiet=args.quiet), args.out)
+            record = run_folder(args.out, quiet=args.quiet)
+            if record is not None:
+                return _report_cell(record, args.out)
         elif args.method is None and args.task is None:  # the folder's run with some settings changed
             stored = ResolvedRun.read(Path(args.out).expanduser())
             data = stored.spec_dict() if stored is not None else {}

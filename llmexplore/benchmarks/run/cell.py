@@ -28,7 +28,7 @@ from llmexplore.atomic import JsonlAppender, ensure_writable, log_tail, read_jso
 from llmexplore.benchmarks.run.budget import overshoot_note
 from llmexplore.benchmarks.run.progress import ProgressView
 from llmexplore.benchmarks.run.lock import RunFolderLock
-from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
+from llmexplore.benchmarks.run.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
 from llmexplore.benchmarks.run.folder import adopt_folder
@@ -128,17 +128,38 @@ class CellSink:
 def run_cell(run: RunSpec | ResolvedRun, out_dir: str | Path, *, quiet: bool = False) -> RunRecord:
     """Train one cell to its budget, resuming from the last checkpoint if the run was cut short.
 
-    A run spec is resolved here (a run started by hand); a resolved run (the ``resolved.json`` a grid
-    wrote) is run as it is, once what depends on this machine is settled and checked (``settle_here``):
-    a scheduler's node may differ from the machine that resolved it."""
+    A run spec is resolved here (a run started by hand); a resolved run is run as it is, once what
+    depends on this machine is settled and checked (``settle_here``). Either is checked against what the
+    folder holds (``adopt_folder``). A folder a grid prepared is trained by ``run_folder``."""
     run = resolve(run) if isinstance(run, RunSpec) else settle_here(run)
     run_dir = Path(out_dir).expanduser().resolve()
     ensure_writable(run_dir)
     with RunFolderLock(run_dir):  # one writer per run folder; a second is refused naming the first
-        previous = adopt_folder(run_dir, run)
-        if previous is not None and previous.status == "complete":
-            return previous
-        return _train_cell(run, run_dir, previous, quiet)
+        return _train_unless_complete(run, run_dir, adopt_folder(run_dir, run), quiet)
+
+
+def run_folder(out_dir: str | Path, *, quiet: bool = False) -> RunRecord | None:
+    """Train the resolved run a prepared folder holds (its ``resolved.json``: a grid's cell, or a run
+    resumed by hand with ``run --out DIR``), as it is; None when the folder holds none.
+
+    The folder took this run when it was prepared (``adopt_folder``), so it is not compared again: only
+    what depends on this machine is settled (``settle_here``: a scheduler's node may differ from the
+    machine that resolved it, and each local cell gets its own share of threads)."""
+    run_dir = Path(out_dir).expanduser().resolve()
+    stored = ResolvedRun.read(run_dir)
+    if stored is None:
+        return None
+    run = settle_here(stored)
+    ensure_writable(run_dir)
+    with RunFolderLock(run_dir):
+        previous = read_record(run_dir) if (run_dir / RECORD_FILE).exists() else None
+        return _train_unless_complete(run, run_dir, previous, quiet)
+
+
+def _train_unless_complete(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, quiet: bool) -> RunRecord:
+    if previous is not None and previous.status == "complete":
+        return previous
+    return _train_cell(run, run_dir, previous, quiet)
 
 
 def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, quiet: bool) -> RunRecord:
