@@ -447,3 +447,28 @@ def test_a_job_warned_of_its_time_limit_checkpoints_its_cells_and_requeues(tmp_p
     assert read_exit_file(tmp_path / "exit.json") == 0
     logs = "".join(p.read_text() for p in (tmp_path / "jobs").glob("*_log.*"))
     assert "Requeued" in logs
+
+
+def test_a_busy_machine_is_named_before_cells_get_several_threads_each(tmp_path, monkeypatch):
+    """Cells split the cores of this grid only: on a machine other work keeps busy, several torch threads
+    per cell spin against it (6x slower measured), so the grid says how to give each cell one thread."""
+    from llmexplore.benchmarks.grids.runners import local
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(local, "usable_cores", lambda: 4)
+    open_cells = load_grid(grid_file(tmp_path, """
+        name: g
+        set: {method: none}
+    """), tmp_path / "out").cells
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.0))
+    warning = local.busy_machine_warning(open_cells, jobs=1)
+    assert warning is not None and "load average 3.5 on 4 cores" in warning and "torch_threads: 1" in warning
+    assert local.busy_machine_warning(open_cells, jobs=4) is None  # one thread each already
+    (tmp_path / "set").mkdir()
+    set_cells = load_grid(grid_file(tmp_path / "set", """
+        name: g
+        set: {method: none, train: {torch_threads: 1}}
+    """), tmp_path / "set" / "out").cells
+    assert local.busy_machine_warning(set_cells, jobs=1) is None
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.3, 0.3))
+    assert local.busy_machine_warning(open_cells, jobs=1) is None

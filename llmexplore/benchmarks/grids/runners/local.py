@@ -6,6 +6,7 @@ import math
 import os
 import signal
 import subprocess
+import sys
 import time
 from typing import ClassVar, Iterable
 
@@ -15,16 +16,42 @@ from llmexplore.benchmarks.grids.runners.launch import PARENT_ENV
 from llmexplore.errors import ConfigError
 
 
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def thread_env(jobs: int, cpus: int | None = None) -> dict[str, str]:
     """Split the machine's cores between parallel cells: torch in every cell otherwise uses
     all cores, and N cells then fight over them (measured: several times slower). A cell
     whose suite declares ``resources.cpus`` gets that many threads, as on Ray and SLURM."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    threads = str(cpus if cpus is not None else max(1, cores // max(1, jobs)))
+    threads = str(cpus if cpus is not None else max(1, usable_cores() // max(1, jobs)))
     env = os.environ.copy()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env.setdefault(var, threads)
     return env
+
+
+#: a 1-minute load average at least this share of the cores counts as a machine already in use
+BUSY_LOAD_SHARE = 0.5
+
+
+def busy_machine_warning(cells: Iterable[Cell], jobs: int) -> str | None:
+    """A warning when cells are about to get several torch threads each on a machine that other work
+    already keeps busy. The split counts this grid's cells only; several threads per process spin
+    against every other process on the cores (measured on 2 cores with three grids at once: the
+    published Crafter update took 160 s with 2 threads per cell, 24 s with 1)."""
+    cores = usable_cores()
+    threads = cores // max(1, jobs)
+    open_threads = [c for c in cells if c.run is not None and c.run.train.torch_threads is None
+                    and "cpus" not in c.resources.model_fields_set and "OMP_NUM_THREADS" not in os.environ]
+    if threads <= 1 or not open_threads or not hasattr(os, "getloadavg"):
+        return None
+    load = os.getloadavg()[0]
+    if load < max(1.0, BUSY_LOAD_SHARE * cores):
+        return None
+    return (f"llmexplore grid: this machine is already busy (load average {load:.1f} on {cores} cores) and each "
+            f"cell will use {threads} torch threads; if other heavy work keeps running beside this grid, set "
+            f"`train: {{torch_threads: 1}}` in the grid's defaults (it may be changed when the grid resumes)")
 
 
 def check_local_gpus(cells: Iterable[Cell], backend: str = "local") -> None:
@@ -88,6 +115,9 @@ class LocalBackend(GridBackend):
 
     def check(self, grid: Grid) -> None:
         check_local_gpus(grid.cells)
+        warning = busy_machine_warning(grid.cells, self.jobs)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
 
     def cell_env(self, cell: Cell) -> dict[str, str]:
         declared = cell.resources.cpus if "cpus" in cell.resources.model_fields_set else None
