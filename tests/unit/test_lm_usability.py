@@ -13,6 +13,7 @@ import pytest
 
 from llmexplore.option_input import parse_option_pairs, split_option_pairs
 from llmexplore.lm.base import Completion
+from llmexplore.lm.config import LMConfig
 from llmexplore.lm.arguments import add_lm_arguments, lm_config_from_args
 from llmexplore.lm.cli import client_flags
 from llmexplore.lm.oracle import OracleLM
@@ -100,7 +101,7 @@ def test_a_run_waiting_for_its_last_labels_says_so(monkeypatch, capsys):
             return super().generate(prompts, params)
 
     monkeypatch.setattr(labeler_module, "PROGRESS_EVERY_S", 0.2)
-    labeler = OnlineLabeler(OniClassification(), {"backend": "oracle"}, cache_dir=None, batch_size=5,
+    labeler = OnlineLabeler(OniClassification(), LMConfig(backend="oracle"), cache_dir=None, batch_size=5,
                             close_wait_s=0.8)
     labeler.lm._lm = Slow()  # the lazily built model, held back
     labeler.submit(captions(12))

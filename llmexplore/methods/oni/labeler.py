@@ -74,12 +74,9 @@ PROGRESS_EVERY_S = 5.0
 class OnlineLabeler:
     """Submit items, poll labels, report counters, save and restore the whole table."""
 
-    def __init__(self, question: Question, lm_config: Mapping[str, Any] | LMConfig, *,
+    def __init__(self, question: Question, config: LMConfig, *,
                  cache_dir: str | Path | None, batch_size: int = 100, max_pending: int = 100_000,
                  close_wait_s: float = 30.0):
-        from llmexplore.lm.backends import parse_lm_config
-
-        config = lm_config if isinstance(lm_config, LMConfig) else parse_lm_config(dict(lm_config), "the run's LM settings")
         self.lm = LazyLM(config, cache_dir)
         # a learner wants labels soon: retry a failing server every few seconds, not every 30
         self.service = AnnotationService(self.lm, question, params=config.sampling(), batch_size=batch_size,
