@@ -71,7 +71,20 @@ def sections(method: str | None, task: str | None) -> dict[str, Any]:
 
         out["method"] = {"name": method, "options": option_rows(get_method(method).Options)}
     out["lm"] = option_rows(LMConfig)
+    if task is not None:
+        out["family"] = family_offers(task)
     return out
+
+
+def family_offers(task: str) -> dict[str, Any]:
+    """The networks (``-t network=``) and presets (``-t preset=``) the task's family offers, with what each is."""
+    from llmexplore.envs import get_task
+    from llmexplore.envs.registry import get_family
+
+    family = get_family(get_task(task).family)
+    return {"name": family.name,
+            "networks": {key: network.description for key, network in family.networks.items()},
+            "presets": {key: family.preset_notes.get(key, "") for key in family.presets}}
 
 
 def _show(value: Any) -> str:
@@ -106,6 +119,14 @@ def _options(p: argparse.ArgumentParser) -> Handler:
             return 0
         family = f" ({args.task}'s family defaults)" if args.task else ""
         print_rows(f"-t / --train KEY=VALUE: training{family}  [key, default, values, meaning]", listing["train"])
+        if "family" in listing:
+            offers = listing["family"]
+            for key in ("networks", "presets"):
+                print(f"-t {key[:-1]}=NAME: the {key} of the {offers['name']} family")
+                width = max((len(name) for name in offers[key]), default=0)
+                for name, what in offers[key].items():
+                    print(f"  {name:<{width}}  {what}")
+                print("  (none)\n" if not offers[key] else "")
         if "method" in listing:
             print_rows(f"-o / --option KEY=VALUE: method {args.method}", listing["method"]["options"])
         else:

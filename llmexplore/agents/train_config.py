@@ -77,13 +77,11 @@ class TrainConfig(BaseModel):
     reward_clip: float = Field(10.0, gt=0, description="the scaled env reward is clipped to +-this (> 0)")
     rnn_size: int = Field(256, ge=8, description="units of the policy's GRU core (>= 8)")
     network: Literal["small", "published"] = Field(
-        "small", description="policy network: small (ours, sized for a CPU) or one the family offers "
-                             "(published: NetHack: the NLE baseline network Motif's and ONI's code define; "
-                             "Crafter: the scoreboard PPO's CNN)")
+        "small", description="policy network: small (ours, sized for a CPU) or another the task's family "
+                             "offers (EnvFamily.networks; `llmexplore options --task T` lists them)")
     preset: str | None = Field(
         None, description="a family's named training setup (EnvFamily.presets), filled in where the run "
-                          "leaves settings unset; published: NetHack: Motif's and ONI's APPO settings and network, "
-                          "for GPU runs; Crafter: the scoreboard's PPO (stable-baselines3's defaults)")
+                          "leaves settings unset (`llmexplore options --task T` lists the family's presets)")
     device: Literal["cpu", "gpu", "auto"] = Field(
         "cpu", description="where the learner trains: cpu, gpu, or auto (gpu when CUDA is available)")
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")

@@ -33,6 +33,8 @@ class Network:
     #: ``module:Class`` of the sample-factory encoder (called with ``cfg, obs_space, policy_keys``);
     #: a class attribute ``extra_obs_keys`` asks the adapter for keys beyond its defaults
     encoder: str
+    #: what the network is and where it comes from (``llmexplore options --task T`` prints it)
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class EnvFamily:
     #: ``-t preset=<key>`` -> training settings (``TrainConfig`` fields) filled in where a run leaves them
     #: unset; a preset's ``sf_args`` are merged under the run's own
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: preset -> what it is and its source (``llmexplore options --task T`` prints it)
+    preset_notes: Mapping[str, str] = field(default_factory=dict)
     #: observation keys RND and APT read by default (empty: every key)
     novelty_keys: tuple[str, ...] = ()
     normalization: Normalization | None = None
@@ -116,6 +120,9 @@ class EnvFamily:
             if network not in self.networks:
                 raise ValueError(f"preset '{preset}' of family '{self.name}' names the network '{network}', "
                                  f"which the family does not offer")
+        unknown_notes = sorted(set(self.preset_notes) - set(self.presets))
+        if unknown_notes:
+            raise ValueError(f"family '{self.name}' has notes for presets it does not offer: {unknown_notes}")
         for task in self.tasks:
             if task.family != self.name or not task.name.startswith(f"{self.name}:"):
                 raise ValueError(f"task '{task.name}' does not belong to family '{self.name}'")

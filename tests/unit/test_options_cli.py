@@ -36,3 +36,24 @@ def test_an_unknown_method_or_task_is_a_clear_error(capsys):
     assert main(["options", "--method", "nope"]) == 2
     assert main(["options", "--task", "nope"]) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_a_task_lists_its_familys_networks_and_presets_with_what_each_is(capsys):
+    """The generic option descriptions name no family; the family's own offers are printed from its
+    declaration (EnvFamily.networks and presets), so a new family's networks show without a change here."""
+    from llmexplore.envs.registry import families
+
+    for family in families():
+        name = family.name
+        assert all(network.description for network in family.networks.values()), name
+        assert set(family.preset_notes) == set(family.presets), name  # every preset says what it is
+    assert main(["options", "--task", "crafter:reward", "--json"]) == 0
+    offers = json.loads(capsys.readouterr().out)["family"]
+    assert offers["name"] == "crafter" and set(offers["networks"]) == {"small", "published"}
+    assert "stable-baselines3" in offers["presets"]["published"]
+    assert main(["options", "--task", "nethack:score"]) == 0
+    text = capsys.readouterr().out
+    assert "-t network=NAME: the networks of the nethack family" in text and "NLE baseline network" in text
+    for field in ("network", "preset"):
+        description = TrainConfig.model_fields[field].description
+        assert not any(family in description.lower() for family in ("nethack", "crafter", "housekeep"))

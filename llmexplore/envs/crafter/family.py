@@ -44,13 +44,17 @@ FAMILY = EnvFamily(
     ),
     train_defaults=dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
     networks={
-        "small": Network("crafter", "llmexplore.envs.crafter.network:CrafterEncoder"),
+        "small": Network("crafter", "llmexplore.envs.crafter.network:CrafterEncoder",
+                         "a DQN-style CNN on the 64x64 image beside the inventory counts, sized for a CPU"),
         # the scoreboard PPO's network: stable-baselines3's CnnPolicy (NatureCNN on the image alone)
-        "published": Network("crafter-published", "llmexplore.envs.crafter.network:CrafterPublishedEncoder"),
+        "published": Network("crafter-published", "llmexplore.envs.crafter.network:CrafterPublishedEncoder",
+                             "the scoreboard PPO's network: stable-baselines3's CnnPolicy on the image alone"),
     },
     # the scoreboard's PPO: stable-baselines3's PPO('CnnPolicy') with every default (2,048 env steps per
     # update, 10 epochs of 64-sample minibatches, lr 3e-4, ...) in sample-factory; docs/crafter.md
     presets={"published": PUBLISHED_PPO},
+    preset_notes={"published": "the scoreboard's PPO: stable-baselines3's defaults (2,048 env steps per update, "
+                               "10 epochs of 64-sample minibatches, lr 3e-4) and its network; docs/crafter.md"},
     novelty_keys=("image",),
     normalization=Normalization(
         "score", 1.55, 50.53,

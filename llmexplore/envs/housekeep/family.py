@@ -43,7 +43,8 @@ FAMILY = EnvFamily(
     probe_module="numpy",
     tasks=_tasks(),
     train_defaults=dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0),
-    networks={"small": Network("housekeep", "llmexplore.envs.housekeep.network:HousekeepEncoder")},
+    networks={"small": Network("housekeep", "llmexplore.envs.housekeep.network:HousekeepEncoder",
+                                     "embeddings of the symbolic view (room, receptacle and object ids), sized for a CPU")},
     # the agent's situation: where it is, what lies here and on what, what it carries
     # ("rooms", the house plan, is fixed within an episode and left out)
     novelty_keys=("room", "receptacles", "at", "objects", "object_on", "held"),

@@ -73,7 +73,8 @@ FAMILY = EnvFamily(
     # rewards are +1 at the goal: no scaling; episodes are short, so a shorter horizon than NetHack's
     train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.99, reward_scale=1.0),
     # the NetHack family's small network (message trigrams, 9x9 crop, bottom-line stats) under its own name
-    networks={"small": Network("minihack", "llmexplore.envs.nethack.network:NetHackEncoder")},
+    networks={"small": Network("minihack", "llmexplore.envs.nethack.network:NetHackEncoder",
+                                     "NetHack's small encoder (message, bottom-line stats, 9x9 crop), sized for a CPU")},
     novelty_keys=("crop", "blstats"),
     normalization=Normalization(
         "success", 0.0, 1.0,

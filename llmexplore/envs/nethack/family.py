@@ -71,9 +71,11 @@ FAMILY = EnvFamily(
     # Motif scales NetHack rewards by 0.1 (and clips at 10); sized for the 2-core reference machine
     train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.999, reward_scale=0.1),
     networks={
-        "small": Network("nethack", "llmexplore.envs.nethack.network:NetHackEncoder"),
+        "small": Network("nethack", "llmexplore.envs.nethack.network:NetHackEncoder",
+                         "message, bottom-line stats and a 9x9 crop around the hero, sized for a CPU"),
         # the NLE baseline network Motif's and ONI's code define (envs/nethack/nle_baseline.py)
-        "published": Network("nethack-published", "llmexplore.envs.nethack.nle_baseline:NLEBaselineEncoder"),
+        "published": Network("nethack-published", "llmexplore.envs.nethack.nle_baseline:NLEBaselineEncoder",
+                             "the NLE baseline network Motif's and ONI's code define (glyphs, crop, stats, message)"),
     },
     # the APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch 4,096, reward
     # scale 0.1, sample-factory's 512-unit recurrent core) with the NLE baseline network, on a GPU
@@ -81,6 +83,9 @@ FAMILY = EnvFamily(
         "published": dict(network="published", num_workers=24, envs_per_worker=20, batch_size=4096,
                           reward_scale=0.1, rnn_size=512, device="gpu"),
     },
+    preset_notes={"published": "the APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch "
+                               "4,096, reward scale 0.1, a 512-unit recurrent core) with the published network, "
+                               "on a GPU"},
     novelty_keys=("crop", "blstats"),
     normalization=Normalization("progression", 0.0, 100.0, "BALROG progression in percent: 100 = ascension"),
     extra_columns=("score", "depth", "experience_level", "gold", "kills"),
