@@ -55,11 +55,12 @@ def learner_statistics(run: Path, window: int = 100_000) -> None:
     """Means of sample-factory's training scalars per window of env steps."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    summaries = (run / "sf" / ".summary" / "0").glob("events.out.tfevents.*")
-    files = [f for f in summaries if not f.name.endswith("llmexplore")]  # sample-factory's own, not ours
-    events = EventAccumulator(str(files[0]), size_guidance={"scalars": 0})
+    # every session's file (a resumed run has one per session); our own file's tags are not train/*
+    events = EventAccumulator(str(run / "sf" / ".summary" / "0"), size_guidance={"scalars": 0})
     events.Reload()
-    series = {tag: events.Scalars(f"train/{tag}") for tag in LEARNER_TAGS}
+    logged = set(events.Tags()["scalars"])
+    # a tag the run's settings do not log (returns_running_std without return normalisation) stays empty
+    series = {tag: events.Scalars(f"train/{tag}") if f"train/{tag}" in logged else [] for tag in LEARNER_TAGS}
     print(f"learner, means per {window // 1000}k steps (uniform policy entropy: ln 17 = {math.log(17):.3f})")
     print("  steps     " + " ".join(f"{tag[:14]:>14}" for tag in LEARNER_TAGS))
     for start in range(0, BUDGET, window):
