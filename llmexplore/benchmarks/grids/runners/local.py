@@ -17,6 +17,7 @@ from llmexplore.errors import ConfigError
 
 
 def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, else the machine's count)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
@@ -42,10 +43,11 @@ def busy_machine_warning(cells: Iterable[Cell], jobs: int) -> str | None:
     published Crafter update took 160 s with 2 threads per cell, 24 s with 1)."""
     cores = usable_cores()
     threads = cores // max(1, jobs)
-    open_threads = [c for c in cells if c.run is not None and c.run.train.torch_threads is None
-                    and "cpus" not in c.resources.model_fields_set and "OMP_NUM_THREADS" not in os.environ]
-    if threads <= 1 or not open_threads or not hasattr(os, "getloadavg"):
-        return None
+    if threads <= 1 or "OMP_NUM_THREADS" in os.environ or not hasattr(os, "getloadavg"):
+        return None  # one thread each already, or the user's OMP_NUM_THREADS decides (``thread_env``)
+    if not any(c.run is not None and c.run.train.torch_threads is None and "cpus" not in c.resources.model_fields_set
+               for c in cells):
+        return None  # every cell's threads are set
     load = os.getloadavg()[0]
     if load < max(1.0, BUSY_LOAD_SHARE * cores):
         return None
