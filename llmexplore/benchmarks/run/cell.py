@@ -28,10 +28,10 @@ from llmexplore.atomic import JsonlAppender, ensure_writable, log_tail, read_jso
 from llmexplore.benchmarks.run.budget import overshoot_note
 from llmexplore.benchmarks.run.progress import ProgressView
 from llmexplore.benchmarks.run.lock import RunFolderLock
-from llmexplore.benchmarks.run.record import RECORD_FILE, CurvePoint, RunFiles, RunRecord, Session, read_record
+from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
-from llmexplore.benchmarks.run.folder import adopt_folder
+from llmexplore.benchmarks.run.folder import adopt_folder, folder_record
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
@@ -152,8 +152,7 @@ def run_folder(out_dir: str | Path, *, quiet: bool = False) -> RunRecord | None:
     run = settle_here(stored)
     ensure_writable(run_dir)
     with RunFolderLock(run_dir):
-        previous = read_record(run_dir) if (run_dir / RECORD_FILE).exists() else None
-        return _train_unless_complete(run, run_dir, previous, quiet)
+        return _train_unless_complete(run, run_dir, folder_record(run_dir), quiet)
 
 
 def _train_unless_complete(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, quiet: bool) -> RunRecord:

@@ -26,7 +26,7 @@ def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
     and return the folder's record, if any. A folder of an older version (a record, no resolved run) is
     checked against its record's spec and gets its resolved run now."""
     stored = ResolvedRun.read(run_dir)
-    previous = read_record(run_dir) if (run_dir / RECORD_FILE).exists() else None
+    previous = folder_record(run_dir)
     if stored is not None:
         _refuse_another_run(run_dir, _with_later_option_defaults(stored.model_dump(mode="json"), run),
                             run.model_dump(mode="json"))
@@ -35,6 +35,11 @@ def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
     if stored != run:  # first session, or only operational settings changed (e.g. more workers)
         run.write(run_dir)
     return previous
+
+
+def folder_record(run_dir: Path) -> RunRecord | None:
+    """The folder's run record, None before its first session wrote one."""
+    return read_record(run_dir) if (run_dir / RECORD_FILE).exists() else None
 
 
 def _with_later_option_defaults(stored: dict[str, Any], run: ResolvedRun) -> dict[str, Any]:
