@@ -45,11 +45,13 @@ class EpisodicMessageCount(gym.Wrapper):
         self._counts.clear()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Reset the inner env and the counts, so the first observation's message counts 1."""
         obs, info = self.env.reset(seed=seed, options=options)
         self._counts.clear()
         return self._count(obs), info
 
     def step(self, action):
+        """Step the inner env and add the count of this step's message to its observation."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         return self._count(obs), reward, terminated, truncated, info
 
@@ -64,6 +66,7 @@ class DropKeys(gym.ObservationWrapper):
         self.observation_space = gym.spaces.Dict(spaces)
 
     def observation(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The observation with the dropped keys popped, in place (a key it lacks is skipped)."""
         for key in self.keys:
             observation.pop(key, None)
         return observation

@@ -211,6 +211,15 @@ def test_extended_action_set_has_28_actions():
     assert make_adapter("nethack:score").make_env().action_space.n == 23
 
 
+def test_action_names_are_unique_and_name_the_far_moves():
+    """NLE names a one-step direction and its shifted (far) form alike; a replay must tell them apart."""
+    for task in ("nethack:score", "nethack:score-extended"):
+        names = make_adapter(task).make_env().action_names
+        assert len(names) == len(set(names)), names
+    names = make_adapter("nethack:score").make_env().action_names
+    assert "n" in names and "far n" in names
+
+
 def test_seeded_episodes_replay_and_differ():
     def first_messages(seed: int, episodes: int = 2) -> list[list[str]]:
         env = NetHackEnv("score")

@@ -166,6 +166,8 @@ class CrafterEnv(gym.Env):
         self.crafter._episode = 0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """The next world of this env's (seed, episode) sequence; ``seed`` restarts
+        the sequence from it, as ``seed_episodes`` does. The info dict is empty."""
         super().reset(seed=seed)
         if seed is not None:
             self.seed_episodes(seed)
@@ -183,6 +185,8 @@ class CrafterEnv(gym.Env):
         return self._obs(image, info), {}
 
     def step(self, action):
+        """One Crafter step: terminated on death, truncated at the length limit. The last step's info
+        holds the episode stats, whose ``reward`` is Crafter's own even on the reward-free task."""
         image, reward, done, info = self.crafter.step(int(action))
         self._length += 1
         self._return += reward
@@ -199,6 +203,7 @@ class CrafterEnv(gym.Env):
         return obs, float(reward), terminated, truncated, out_info
 
     def render(self) -> np.ndarray:
+        """The last observation's (64, 64, 3) uint8 image; None before the first reset."""
         return self._last_image
 
     def _obs(self, image: np.ndarray, info: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -239,15 +244,20 @@ class CrafterAdapter(EnvAdapter):
         return {"crafter": importlib.metadata.version("crafter"), "crafter_render": render_path()}
 
     def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> CrafterEnv:
+        """A CrafterEnv on this process's render path, reward-free
+        when the task is; ``semantic`` is the only extra key."""
         env = CrafterEnv(reward=not self.task.reward_free, extra_keys=extra_keys)
         if seed is not None:
             env.seed_episodes(seed)
         return env
 
     def observation_space(self) -> gym.spaces.Dict:
+        """image (64, 64, 3) uint8, inventory (16,) float32 counts, and uint8
+        semantic ids: local_semantic (9, 7) around the player, facing (1,)."""
         return _observation_space()
 
     def caption(self, obs: Mapping[str, np.ndarray]) -> str:
+        """ELLM's caption of what is in view, faced, held and felt (``text.caption``); no image needed."""
         return text.caption(obs)
 
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:

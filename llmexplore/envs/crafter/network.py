@@ -35,11 +35,14 @@ class CrafterEncoder(Encoder):
         self.out_size = 256 + 64 + self.conditioning.out_size
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The image scaled to [0, 1] through the DQN stem and the inventory
+        divided by 9 (Crafter's cap), joined with any method keys."""
         image = obs["image"].float().permute(0, 3, 1, 2) / 255.0
         parts = [self.image_head(self.cnn(image)), self.inventory_net(obs["inventory"].float() / 9.0)]
         return self.conditioning.joined(parts, obs)
 
     def get_out_size(self) -> int:
+        """320, plus 64 when a method adds policy keys."""
         return self.out_size
 
 
@@ -62,8 +65,10 @@ class CrafterPublishedEncoder(Encoder):
         self.out_size = self.FEATURES + self.conditioning.out_size
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The image scaled to [0, 1] through SB3's CNN and its 512-unit layer, joined with any method keys."""
         image = obs["image"].float().permute(0, 3, 1, 2) / 255.0
         return self.conditioning.joined([self.linear(self.cnn(image))], obs)
 
     def get_out_size(self) -> int:
+        """512, plus 64 when a method adds policy keys."""
         return self.out_size

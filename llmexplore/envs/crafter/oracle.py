@@ -76,6 +76,7 @@ def parse_caption(caption: str) -> CrafterView:
 
 
 def suggest_goals(view: CrafterView) -> list[str]:
+    """Goals of ``RULES`` whose objects are in view, costs held and status word felt, in ``RULES`` order."""
     out = []
     for goal, objects, costs, status in RULES:
         if not all(o in view.visible for o in objects):
@@ -89,6 +90,8 @@ def suggest_goals(view: CrafterView) -> list[str]:
 
 
 def goals_answer(caption: str) -> str:
+    """The oracle's ELLM reply: one sentence on what is seen and held, then a
+    ``- goal`` line per goal whose requirements are met (``- none`` when none is)."""
     view = parse_caption(caption)
     goals = suggest_goals(view)
     seen = ", ".join(sorted(view.visible)) or "nothing of note"

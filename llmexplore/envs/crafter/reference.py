@@ -61,6 +61,7 @@ def reference_scores() -> dict[str, Any]:
 
 
 def main() -> None:
+    """Recompute the shipped reference table from the fetched ``crafter`` dataset; print where it went."""
     from llmexplore.atomic import atomic_write_json
     from llmexplore.settings import data_path, packaged_path
 

@@ -29,11 +29,14 @@ def _display(name: str) -> str:
 
 
 def visible_names(local_semantic: np.ndarray) -> list[str]:
+    """Display names of what the view shows, each once and sorted; the player and off-map cells are left out."""
     ids = np.unique(np.asarray(local_semantic))
     return sorted(_display(SEMANTIC_NAMES[i]) for i in ids if 0 < i < len(SEMANTIC_NAMES) and SEMANTIC_NAMES[i] != "player")
 
 
 def caption(obs: Mapping[str, np.ndarray]) -> str:
+    """ELLM's caption: sentences for what is seen, faced, held (vitals aside) and the
+    low vitals, each only when there is something to say ("" when nothing is)."""
     parts = []
     seen = visible_names(obs["local_semantic"])
     if seen:

@@ -52,10 +52,13 @@ class HousekeepAdapter(EnvAdapter):
         return present
 
     def load_scenes(self) -> list[data.SceneData]:
+        """The task's scenes, parsed and checked against the
+        annotations (cached per process; DataError on a bad file)."""
         return [data.load_scene(s) for s in self.scene_ids()]
 
     @property
     def vocab(self):
+        """The category ids, read from the annotation file (cached; the same for every scene and process)."""
         return data.load_annotations().vocabulary
 
     def validate_data(self) -> None:
@@ -63,6 +66,8 @@ class HousekeepAdapter(EnvAdapter):
         self.load_scenes()
 
     def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> HousekeepEnv:
+        """A HousekeepEnv over the task's scenes with its ``max_steps`` and ``goals``
+        options; Housekeep has no extra keys, so asking for one is a ConfigError."""
         if extra_keys:
             raise ConfigError(f"Housekeep has no optional observation keys (asked for {list(extra_keys)})")
         opts = self.task.options
@@ -74,9 +79,12 @@ class HousekeepAdapter(EnvAdapter):
         return env
 
     def observation_space(self) -> gym.spaces.Dict:
+        """The fixed int16 symbolic space (``env.observation_space``), the same for every scene."""
         return observation_space()
 
     def caption(self, obs: Mapping[str, np.ndarray]) -> str:
+        """The observation as sentences: the room, the receptacle the agent is
+        at, the room's receptacles with what lies on them, what it holds."""
         return text.caption(obs, self.vocab)
 
     def view(self, obs: Mapping[str, np.ndarray]) -> text.View:
@@ -88,6 +96,7 @@ class HousekeepAdapter(EnvAdapter):
         return PlacementJudge(data.load_annotations(), noise=noise, seed=seed)
 
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        """Mean of each ``SUMMARY_KEYS`` stat over the episodes that carry it, plus the episode count."""
         out: dict[str, float] = {"episodes": float(len(episodes))}
         for key in SUMMARY_KEYS:
             values = [float(e[key]) for e in episodes if key in e]

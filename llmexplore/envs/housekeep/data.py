@@ -76,6 +76,7 @@ class Annotations:
 
     @functools.cached_property
     def vocabulary(self) -> Vocabulary:
+        """Category ids built from this file's objects, rooms and receptacles (``Vocabulary.build``)."""
         return Vocabulary.build(self.objects, [r for r, _ in self.room_receptacles],
                                 [c for _, c in self.room_receptacles])
 
@@ -85,17 +86,23 @@ class Annotations:
         return self._rows.get((room_type, receptacle))
 
     def column(self, obj: str) -> int | None:
+        """Column of an object category, None when the annotations do not list it."""
         return self._columns.get(obj)
 
     def votes(self, obj: str, room_type: str, receptacle: str) -> int:
+        """Annotators (of 10) who ranked the placement correct; 0
+        for an object, room type or receptacle nobody judged."""
         row, col = self.row(room_type, receptacle), self.column(obj)
         return 0 if row is None or col is None else int(self.positive_votes[row, col])
 
     def is_correct(self, obj: str, room_type: str, receptacle: str) -> bool:
+        """Housekeep's rule, at least 6 of 10 votes; False for a placement nobody judged."""
         return self.votes(obj, room_type, receptacle) >= MIN_POSITIVE_VOTES
 
 
 def load_annotations(root: Path | None = None) -> Annotations:
+    """The annotation file under ``root`` (default: the data folder), parsed once per
+    process and again when the file changes; DataError when it is missing or malformed."""
     path = (root or housekeep_root()) / ANNOTATION_FILE
     return _load_annotations(*_file_key(path, "Housekeep's human annotations"))
 
@@ -174,10 +181,13 @@ class EpisodeLayout:
 
     @property
     def num_objects(self) -> int:
+        """Objects in the episode (1 to MAX_OBJECTS)."""
         return len(self.obj_key)
 
     @functools.cached_property
     def correct_at_start(self) -> np.ndarray:
+        """[objects] bool: the object starts on a correct receptacle, by
+        the annotations (``correct``), whichever goals the env plays."""
         return self.correct[self.start, np.arange(self.num_objects)]
 
     @functools.cached_property
@@ -186,6 +196,7 @@ class EpisodeLayout:
         return bool(self.correct[:, ~self.correct_at_start].any(axis=0).all())
 
     def room_display_names(self) -> tuple[str, ...]:
+        """Room labels as captions write them, in room order (``bedroom 1`` and ``bedroom 2`` for a pair)."""
         return display_room_names(self.room_types)
 
 
@@ -210,10 +221,12 @@ class SceneData:
 
     @property
     def index(self) -> int:
+        """The scene's fixed number in episode stats (``scenes.SCENE_INDEX``); -1 for an unpublished scene."""
         return scene_table.SCENE_INDEX.get(self.scene, -1)
 
 
 def scene_path(scene: str, root: Path | None = None) -> Path:
+    """Where a scene's episode file belongs, whether or not it is there; KeyError for an unpublished scene."""
     return (root or housekeep_root()) / scene_table.episode_file(scene)
 
 

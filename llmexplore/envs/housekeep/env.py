@@ -51,6 +51,7 @@ Goals = Literal["annotations", "published"]
 
 
 def observation_space() -> gym.spaces.Dict:
+    """The int16 dict space every scene shares; keys and bounds as the module docstring lists them."""
     def box(high: int, size: int) -> gym.spaces.Box:
         return gym.spaces.Box(0, high, (size,), np.int16)
 
@@ -112,6 +113,8 @@ class HousekeepEnv(gym.Env):
         self._rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x484B]))
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Draw a scene and one of its allowed episodes (or play ``options``' scene and episode,
+        any index), shuffle the object slots and start in the room nearest the published start."""
         super().reset(seed=seed)
         if seed is not None:
             self.seed_episodes(seed)
@@ -141,6 +144,8 @@ class HousekeepEnv(gym.Env):
         return self._observe(), {}
 
     def step(self, action):
+        """Apply one action (reward 0 on the reward-free task). Info holds the event, a pick's or place's
+        goal string under ``achieved``, and the episode stats on the last step. RuntimeError before reset."""
         if self.world is None:
             raise RuntimeError("call reset() before step()")
         world = self.world
@@ -162,6 +167,7 @@ class HousekeepEnv(gym.Env):
         return obs, float(reward), terminated, truncated, info
 
     def render(self) -> str:
+        """The caption of the current state; "" before the first reset."""
         return text.caption(self._observe(), self.vocab) if self.world is not None else ""
 
     # -- observations ---------------------------------------------------------------------------

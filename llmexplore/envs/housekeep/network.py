@@ -42,6 +42,8 @@ class HousekeepEncoder(Encoder):
         self.out_size = 256 + self.conditioning.out_size
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Category ids embedded and slot keys one-hot (clamped to
+        their range) through the MLP, joined with any method keys."""
         n = obs["rooms"].shape[0]
         parts = [
             self.room_types(obs["rooms"].long()).reshape(n, -1),
@@ -54,4 +56,5 @@ class HousekeepEncoder(Encoder):
         return self.conditioning.joined(out, obs)
 
     def get_out_size(self) -> int:
+        """256, plus 64 when a method adds policy keys."""
         return self.out_size

@@ -68,6 +68,8 @@ class Oracle:
         return self.act(env.world)
 
     def act(self, world: Rearrangement) -> int:
+        """The next action towards the final assignment (planned again for each new world);
+        with nothing left to do, or no way to do it, it stays put by re-entering its room."""
         if world is not self._world:
             self._world, self._target = world, final_assignment(world)
         target = self._target

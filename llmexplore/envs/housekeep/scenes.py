@@ -45,4 +45,5 @@ def episode_file(scene: str) -> str:
 
 
 def scenes_of_split(split: str) -> tuple[str, ...]:
+    """iGibson ids of a split's scenes in the split file's order; empty for an unknown split."""
     return tuple(s for s, sp in SCENE_SPLITS.items() if sp == split)

@@ -41,6 +41,7 @@ def _ints(x) -> np.ndarray:
 
 
 def read_view(obs: Mapping[str, np.ndarray], vocab: Vocabulary) -> View:
+    """The observation in names: ids 0 (none) are skipped and slots become 0-based (``at`` is -1 at no receptacle)."""
     rooms = [vocab.room_name(i) for i in _ints(obs["rooms"]) if i > 0]
     labels = display_room_names(rooms)
     room = int(_ints(obs["room"])[0])
@@ -84,8 +85,11 @@ def receptacle_label(room_type: str, receptacle: str) -> str:
 
 
 def pick_goal(obj: str) -> str:
+    """``pick mug``: ELLM's goal string for picking an object, and what the env reports as achieved."""
     return f"pick {display(obj)}"
 
 
 def place_goal(obj: str, room_type: str, receptacle: str) -> str:
+    """``place mug on kitchen counter``: ELLM's goal string for a placement (room
+    type, then receptacle category), and what the env reports as achieved."""
     return f"place {display(obj)} on {receptacle_label(room_type, receptacle)}"

@@ -64,6 +64,8 @@ class Vocabulary:
     @classmethod
     def build(cls, objects: Sequence[str], annotated_rooms: Sequence[str],
               annotated_receptacles: Sequence[str]) -> "Vocabulary":
+        """Ids for an annotation file: objects in column order; rooms and receptacles
+        sorted, then the unannotated scene furniture, then a catch-all of each kind."""
         rooms = tuple(sorted(set(annotated_rooms))) + (OTHER_ROOM,)
         annotated = sorted(set(annotated_receptacles))
         extra = [r for r in UNANNOTATED_RECEPTACLES if r not in annotated]
@@ -76,20 +78,25 @@ class Vocabulary:
         return self._object_ids.get(name, 0)
 
     def room_id(self, room_type: str) -> int:
+        """Id of a room type; one the annotations lack gets the catch-all ``room`` id."""
         return self._room_ids.get(room_type, self._room_ids[OTHER_ROOM])
 
     def receptacle_id(self, category: str) -> int:
+        """Id of a receptacle category, aliases resolved; an unknown one gets the catch-all ``receptacle`` id."""
         category = RECEPTACLE_ALIASES.get(category, category)
         return self._receptacle_ids.get(category, self._receptacle_ids[OTHER_RECEPTACLE])
 
     # -- ids to names ---------------------------------------------------------------------------
     def object_name(self, object_id: int) -> str:
+        """Category of an object id, 1 and up (0, none, is not checked: it gives the last name)."""
         return self.objects[object_id - 1]
 
     def room_name(self, room_id: int) -> str:
+        """Room type of a room id, 1 and up (0, none, is not checked: it gives the last name)."""
         return self.rooms[room_id - 1]
 
     def receptacle_name(self, receptacle_id: int) -> str:
+        """Category of a receptacle id, 1 and up (0, none, is not checked: it gives the last name)."""
         return self.receptacles[receptacle_id - 1]
 
     def check_caps(self, source: str) -> None:

@@ -47,6 +47,8 @@ Event = Literal["move", "pick", "place", "failed"]
 
 
 def action_names() -> list[str]:
+    """Labels of the NUM_ACTIONS (55) actions in id order, numbered
+    from 1: rooms, receptacle slots, object slots, place."""
     return ([f"go to room {r + 1}" for r in range(MAX_ROOMS)]
             + [f"go to receptacle {k + 1}" for k in range(MAX_RECEPTACLES)]
             + [f"pick object {j + 1}" for j in range(MAX_OBJECTS)]
@@ -54,14 +56,17 @@ def action_names() -> list[str]:
 
 
 def go_room(r: int) -> int:
+    """Action id of ``go to room r`` (r 0-based; the action fails where the house has no room r)."""
     return GO_ROOM + r
 
 
 def go_receptacle(k: int) -> int:
+    """Action id of ``go to receptacle k``: slot k (0-based) of the current room."""
     return GO_RECEPTACLE + k
 
 
 def pick(j: int) -> int:
+    """Action id of ``pick object j`` (object slot j, 0-based)."""
     return PICK + j
 
 
@@ -102,6 +107,7 @@ class Rearrangement:
     # -- queries --------------------------------------------------------------------------------
     @property
     def num_rooms(self) -> int:
+        """Rooms in this house; ``go to room r`` fails for r at or beyond it."""
         return len(self.layout.room_names)
 
     def correct_now(self) -> np.ndarray:
@@ -114,12 +120,15 @@ class Rearrangement:
         return bool(self.goals[:, ~self.correct_at_start].any(axis=0).all())
 
     def solved(self) -> bool:
+        """Every object lies on a correct receptacle and the hands are empty: the episode's end."""
         return self.held < 0 and bool(self._correct.all())
 
     def objects_on(self, receptacle: int) -> np.ndarray:
+        """Slots of the objects lying on a receptacle (layout index), int64; empty when none."""
         return np.flatnonzero(self.location == receptacle)
 
     def room_of_receptacle(self, receptacle: int) -> int:
+        """Room index of a receptacle (layout index, not slot)."""
         return int(self.layout.rec_room[receptacle])
 
     def can_place(self, receptacle: int, obj: int) -> bool:
@@ -129,6 +138,8 @@ class Rearrangement:
 
     # -- dynamics -------------------------------------------------------------------------------
     def step(self, action: int) -> StepOutcome:
+        """Apply an action id; one that names nothing or cannot be done changes
+        nothing (event ``failed``). ValueError outside 0..NUM_ACTIONS-1."""
         action = int(action)
         if not 0 <= action < NUM_ACTIONS:
             raise ValueError(f"action {action} is outside 0..{NUM_ACTIONS - 1}")

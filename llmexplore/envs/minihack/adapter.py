@@ -55,6 +55,8 @@ class MiniHackEnv(gym.Env):
         self._seed_base, self._episode = int(seed), 0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Seed this episode's NetHack (and MultiRoom's minigrid
+        layout) when seeded, then reset; ``options`` are ignored."""
         super().reset(seed=seed)
         if seed is not None:
             self.seed_episodes(seed)
@@ -70,6 +72,7 @@ class MiniHackEnv(gym.Env):
         return self._obs(raw), info
 
     def step(self, action):
+        """One MiniHack step; the last one's info carries return, length, success and died."""
         raw, reward, terminated, truncated, info = self.minihack.step(int(action))
         self._return += reward
         self._length += 1
@@ -96,9 +99,11 @@ class MiniHackEnv(gym.Env):
         return obs
 
     def render(self) -> str:
+        """The (21, 79) map characters as text lines; KeyError before the first reset."""
         return "\n".join(row.tobytes().decode("latin-1") for row in self._last_raw["chars"])
 
     def close(self) -> None:
+        """Close the MiniHack game."""
         self.minihack.close()
 
 
@@ -117,6 +122,7 @@ class MiniHackAdapter(NetHackLanguage, EnvAdapter):
     metric = "success"
 
     def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> MiniHackEnv:
+        """A MiniHackEnv for the task's registered id and step limit, after ``validate_data``."""
         self.validate_data()
         opts = self.task.options
         env = MiniHackEnv(opts["env_id"], int(opts["max_episode_steps"]), extra_keys=extra_keys)
@@ -130,9 +136,11 @@ class MiniHackAdapter(NetHackLanguage, EnvAdapter):
             raise MissingExtraError("minigrid", "minihack", f"MiniHack task '{self.task.name}' (MultiRoom)")
 
     def environment_info(self) -> dict[str, Any]:
+        """The MiniHack version and the registered env id the task runs."""
         return {"minihack": compat.MINIHACK_VERSION, "minihack_env": self.task.options["env_id"]}
 
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        """Mean success, return, length and died over the episodes, plus the episode count."""
         out: dict[str, float] = {"episodes": float(len(episodes))}
         for key in ("success", "return", "length", "died"):
             values = [float(e[key]) for e in episodes if key in e]

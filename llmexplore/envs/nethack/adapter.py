@@ -110,6 +110,7 @@ class NetHackEnv(gym.Env):
 
     # -- gymnasium API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Seed this episode's NetHack when seeded, reset NLE and the episode stats; returns our keys."""
         super().reset(seed=seed)
         if seed is not None:
             self.seed_episodes(seed)
@@ -122,6 +123,7 @@ class NetHackEnv(gym.Env):
         return self._obs(raw, blstats), info
 
     def step(self, action):
+        """One step of the NLE task (reward unscaled); the last step's info carries the episode stats."""
         raw, reward, terminated, truncated, info = self.nle.step(int(action))
         blstats = raw["blstats"].tolist()  # one conversion for stats and crop: numpy scalars cost more
         self._update_stats(raw, blstats, reward)
@@ -130,9 +132,11 @@ class NetHackEnv(gym.Env):
         return self._obs(raw, blstats), reward, terminated, truncated, info
 
     def render(self) -> str:
+        """The (21, 79) map characters as text lines; KeyError before the first reset."""
         return "\n".join(row.tobytes().decode("latin-1") for row in self._last_raw["chars"])
 
     def close(self) -> None:
+        """Close the NLE game."""
         self.nle.close()
 
     # -- observations -------------------------------------------------------------------------
@@ -212,11 +216,19 @@ def crop_around(chars: np.ndarray, x: int, y: int) -> np.ndarray:
     return out
 
 
+#: NLE's enum of the shifted directions (NetHack's ``K``: go north until something interesting)
+_FAR_DIRECTIONS = "CompassDirectionLonger"
+
+
 def nethack_action_name(action: int) -> str:
+    """An NLE action's name in lower case (``eat``, ``n``; ``far n`` for the shifted direction, which NLE
+    names like the one-step one), or a plain int's number: unique within an action set, so a replay or a
+    visualisation tells the two moves apart."""
     try:
-        return action.name.lower()  # type: ignore[attr-defined]
+        name = action.name.lower()  # type: ignore[attr-defined]
     except AttributeError:
         return str(int(action))
+    return f"far {name}" if type(action).__name__ == _FAR_DIRECTIONS else name
 
 
 class NetHackLanguage:
@@ -224,12 +236,15 @@ class NetHackLanguage:
     observation keys and the captions an LM sees, the message and the bottom line."""
 
     def observation_space(self) -> gym.spaces.Dict:
+        """message (256,) uint8, blstats (27,) float32 and the (9, 9) uint8 map crop around the hero."""
         return _observation_space()
 
     def caption(self, obs: Mapping[str, np.ndarray]) -> str:
+        """The decoded message line, the whole caption (Motif's and ONI's): no map, no status."""
         return decode_message(obs["message"])
 
     def caption_with_status(self, obs: Mapping[str, np.ndarray]) -> str:
+        """The message, then the status line in brackets: ``You see here a dagger. [Dlvl:1 $:0 HP:14(14) Xp:1]``."""
         return f"{decode_message(obs['message'])} [{status_line(obs['blstats'])}]"
 
 
@@ -238,6 +253,7 @@ class NetHackAdapter(NetHackLanguage, EnvAdapter):
     metric = "progression"
 
     def make_env(self, seed: int | None = None, extra_keys: Sequence[str] = ()) -> NetHackEnv:
+        """A NetHackEnv for the task's NLE class and action set, with the 5000-step limit."""
         opts = self.task.options
         env = NetHackEnv(opts["task"], actions=opts.get("actions", "task"), extra_keys=extra_keys)
         if seed is not None:
@@ -245,9 +261,12 @@ class NetHackAdapter(NetHackLanguage, EnvAdapter):
         return env
 
     def validate_data(self) -> None:
+        """Load BALROG's progression table now, so a missing or broken one stops the run before training."""
         load_table()
 
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        """Mean of each NetHack stat (progression, score, depth, kills and
+        the rest) over the episodes that carry it, plus the episode count."""
         keys = ["return", "length", "score", "gold", "kills", "depth", "experience_level", "progression", "died",
                 "success"]
         out: dict[str, float] = {"episodes": float(len(episodes))}

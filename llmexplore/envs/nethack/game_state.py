@@ -109,6 +109,8 @@ class GameState:
         inv_strs: np.ndarray | None = None,
         skipped: Sequence[bytes | str] = (),
     ) -> "GameState":
+        """A snapshot of NLE arrays: copied read-only, blstats as int64, a byte
+        message decoded; ConfigError unless blstats has NLE's 27 fields."""
         blstats = np.asarray(blstats)
         if blstats.shape != (nethack.NLE_BLSTATS_SIZE,):
             raise ConfigError(f"blstats must have shape ({nethack.NLE_BLSTATS_SIZE},), got {blstats.shape}")
@@ -161,6 +163,7 @@ class GameState:
 
     @property
     def hallucinating(self) -> bool:
+        """The hallucination bit of the condition mask: while set, the map's monster glyphs are random."""
         return bool(int(self.blstats[nethack.NLE_BL_CONDITION]) & nethack.BL_MASK_HALLU)
 
     # -- messages ---------------------------------------------------------------------------
@@ -175,6 +178,7 @@ class GameState:
         return tuple(s.strip() for m in self.messages for s in m.split("  ") if s.strip())
 
     def said(self, pattern: re.Pattern[str]) -> bool:
+        """Whether ``pattern`` matches in a message of the step, skipped ones included (each searched whole)."""
         return any(pattern.search(m) for m in self.messages)
 
     # -- map and inventory ------------------------------------------------------------------
@@ -185,6 +189,7 @@ class GameState:
         return int(np.isin(self.glyphs, glyphs).sum())
 
     def sees_any(self, glyphs: np.ndarray) -> bool:
+        """Whether a map square shows one of ``glyphs``; False when the snapshot has no map."""
         return self.glyphs is not None and bool(np.isin(self.glyphs, glyphs).any())
 
     @cached_property

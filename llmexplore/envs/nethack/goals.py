@@ -130,6 +130,7 @@ def made_trade(state: GameState) -> bool:
 
 
 def sold_item(state: GameState) -> bool:
+    """A sale completed this step ("You sold ..."), in the shown or a skipped message."""
     return state.in_game and state.said(_SOLD)
 
 

@@ -46,6 +46,8 @@ class NetHackEncoder(Encoder):
         return self.message_head(self.message_bag(ids, per_sample_weights=weights))
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The message's trigrams, the embedded crop through the convolution
+        and the signed-log stats, joined with any method keys."""
         crop = self.char_embedding(obs["crop"].long()).permute(0, 3, 1, 2)
         blstats = obs["blstats"].float()
         blstats = torch.sign(blstats) * torch.log1p(blstats.abs())
@@ -53,4 +55,5 @@ class NetHackEncoder(Encoder):
         return self.conditioning.joined(parts, obs)
 
     def get_out_size(self) -> int:
+        """320, plus 64 when a method adds policy keys."""
         return self.out_size

@@ -74,6 +74,7 @@ class MessageCNN(nn.Module):
         self.out_size = 2 * h
 
     def forward(self, message: torch.Tensor) -> torch.Tensor:
+        """[B, 256] message bytes -> [B, 128] float features; zero bytes embed to zeros."""
         return self.net(self.chars(message.long()).transpose(1, 2))
 
 
@@ -118,6 +119,8 @@ class NLEBaselineEncoder(Encoder):
         return self.glyph_embedding(glyphs.long().clamp(0, nethack.MAX_GLYPH - 1)).transpose(1, 3)
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The stats, the 16 x 16 glyph crop at blstats' (x, y), the whole map and
+        the message through the 512-unit head, joined with any method keys."""
         glyphs = obs["glyphs"].long()
         raw_stats = obs["blstats"].float()
         stats = torch.sign(raw_stats) * torch.log1p(raw_stats.abs())
@@ -133,6 +136,7 @@ class NLEBaselineEncoder(Encoder):
         return self.conditioning.joined(out, obs)
 
     def get_out_size(self) -> int:
+        """512, plus 64 when a method adds policy keys."""
         return self.out_size
 
 

@@ -238,10 +238,14 @@ def message_events_slow(message: str) -> tuple[str, ...]:
 
 
 def message_value(message: str, goal: str) -> float:
+    """The message's value under ``goal``: its events' summed
+    weights (0 when routine); KeyError for an unknown goal."""
     return _judged(message, goal)[0]
 
 
 def describe(message: str, goal: str) -> str:
+    """What the message says under ``goal``, worded to follow
+    "Message 1" (e.g. "says the player got or found gold")."""
     return _judged(message, goal)[1]
 
 
@@ -312,6 +316,8 @@ HELPFUL_VALUE = 2.0
 
 
 def classification_answer(message: str, goal: str = "defaultgoal") -> str:
+    """ONI's label as the oracle writes it: a reason, then ``Verdict: helpful`` when the
+    message is worth at least HELPFUL_VALUE under ``goal``, else ``Verdict: unhelpful``."""
     helpful = message_value(message, goal) >= HELPFUL_VALUE
     verdict = "helpful" if helpful else "unhelpful"
     strength = "extremely helpful" if helpful else "not extremely helpful"

@@ -108,18 +108,22 @@ class WizardKeys:
     # -- reading -------------------------------------------------------------------------------
     @property
     def glyphs(self) -> np.ndarray:
+        """(21, 79) int16 glyph ids now showing: NLE's buffer, which the next key overwrites."""
         return self.env.last_observation[self.env._glyph_index]
 
     @property
     def message(self) -> bytes:
+        """The message line now showing, as bytes up to the first NUL."""
         return bytes(self.env.last_observation[self.env._message_index]).split(b"\0", 1)[0]
 
     @property
     def screen(self) -> str:
+        """The 24 x 80 terminal now showing, one text line per row (menus are read from it)."""
         return "\n".join(bytes(r).decode("latin-1") for r in self.env.last_observation[self._tty_index])
 
     @property
     def position(self) -> tuple[int, int]:
+        """The hero's map square as (x, y): column, row."""
         blstats = self.env.last_observation[self.env._blstats_index]
         return int(blstats[nethack.NLE_BL_X]), int(blstats[nethack.NLE_BL_Y])
 
@@ -131,6 +135,8 @@ class WizardKeys:
 
     # -- keys ----------------------------------------------------------------------------------
     def press(self, keys: str | int, dismiss_more: bool = True) -> "WizardKeys":
+        """Send keys (a string, or one key code), then dismiss --More-- unless
+        told not to; returns self. SceneUnavailable when the game ends."""
         env = self.env
         for key in [keys] if isinstance(keys, int) else keys:
             self._step(key if isinstance(key, int) else ord(key))
@@ -146,6 +152,7 @@ class WizardKeys:
             self.messages.append(self.message)
 
     def level_teleport(self, name: str) -> "WizardKeys":
+        """Go to the special level whose menu entry names ``name`` (e.g. "minetn"); SceneUnavailable when none does."""
         level_teleport(self, name)
         return self
 
@@ -154,6 +161,7 @@ class WizardKeys:
         return self.press(nethack.C("v"), dismiss_more=False).press(f"{depth}\r")
 
     def wish(self, text: str, dismiss_more: bool = True) -> "WizardKeys":
+        """^W: wish for ``text`` (wizard mode grants it; "altar" turns the hero's square into one)."""
         return self.press(nethack.C("w"), dismiss_more=False).press(text + "\r", dismiss_more)
 
     def wish_item(self, text: str) -> str:
@@ -165,9 +173,11 @@ class WizardKeys:
         return match.group(1).decode()
 
     def map_level(self) -> "WizardKeys":
+        """^F: map the whole current level."""
         return self.press(nethack.C("f"))
 
     def teleport(self, x: int, y: int) -> "WizardKeys":
+        """^T to square (x, y); NetHack may refuse and put the hero elsewhere, so check ``position``."""
         teleport(self, x, y)
         return self
 
@@ -191,12 +201,18 @@ class KeyDriver(Protocol):
     """Anything that presses raw keys into a wizard-mode game and shows its screen and hero."""
 
     @property
-    def screen(self) -> str: ...
+    def screen(self) -> str:
+        """The terminal now showing, rows joined by newlines."""
+        ...
 
     @property
-    def position(self) -> tuple[int, int]: ...
+    def position(self) -> tuple[int, int]:
+        """The hero's map square as (x, y)."""
+        ...
 
-    def press(self, keys: str | int, dismiss_more: bool = True) -> object: ...
+    def press(self, keys: str | int, dismiss_more: bool = True) -> object:
+        """Press keys (a string, or one key code), then dismiss --More-- when ``dismiss_more``."""
+        ...
 
 
 def level_teleport(keys: KeyDriver, name: str) -> None:
@@ -332,10 +348,13 @@ class NetHackPractice(zero_shot.NetHackInteractive):
         self._seeds: tuple[int, int, bool] | None = None
 
     def seed(self, core=None, disp=None, reseed=False):
+        """NLE's seeding, with the seeds kept for the next reset: they pick its scene and derive its retry games."""
         self._seeds = super().seed(core, disp, reseed)
         return self._seeds
 
     def reset(self, seed=None, options=None):
+        """A plain reset, then wizard keys set the scene and wish the practice items; a game that
+        cannot hold the scene is retried on derived seeds (RuntimeError after MAX_ATTEMPTS)."""
         core, disp, reseed = self._seeds if self._seeds is not None else self.seed()
         self._seeds = None  # an unseeded next episode draws new seeds
         self.scene = self.scenes[int(np.random.default_rng([core, disp, 0]).integers(len(self.scenes)))]

@@ -34,6 +34,8 @@ def table_path(*, must_exist: bool = True) -> Path:
 
 @lru_cache(maxsize=4)
 def load_table(path: str | None = None) -> dict[str, float]:
+    """BALROG's table, ``Dlvl:N`` / ``Xp:N`` -> share of ascending games, a fraction,
+    from ``path`` or ``table_path()``; cached. DataError when unreadable."""
     file = Path(path) if path else table_path()
     try:
         table = json.loads(file.read_text())
@@ -52,11 +54,13 @@ class ProgressionTracker:
         self.reset()
 
     def reset(self) -> None:
+        """Start a new episode: nothing reached yet."""
         self.best = 0.0
         self._last_depth = -1
         self._last_xl = -1
 
     def update(self, depth: int, experience_level: int) -> None:
+        """Take in the hero's current depth and experience level; the table is read only when one of them changed."""
         if depth != self._last_depth:
             self._last_depth = depth
             self.best = max(self.best, self._table.get(f"Dlvl:{depth}", 0.0))
@@ -66,4 +70,5 @@ class ProgressionTracker:
 
     @property
     def percent(self) -> float:
+        """The best table value reached this episode, in percent (0 to 100)."""
         return 100.0 * self.best

@@ -32,6 +32,8 @@ class TerminalScreen:
         self.cell = masks.shape[1:]
 
     def render(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The terminal as an RGB uint8 image, (24 x cell height, 80 x cell
+        width, 3), the cursor underlined when ``tty_cursor`` is given."""
         chars = np.asarray(obs["tty_chars"], dtype=np.uint8)
         colors = np.asarray(obs["tty_colors"]).astype(np.int64) & 15
         rows, cols = chars.shape

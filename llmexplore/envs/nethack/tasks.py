@@ -124,6 +124,8 @@ class NetHackScore(base.NLE):
         return tuple(snapshot)
 
     def step(self, action: int):
+        """One agent action: the eat prompt answered or cancelled, --More-- skipped (the descend
+        message kept, the others in ``more_messages``); a task that ends quits the game."""
         self.more_messages = []
         last_observation = self._snapshot(self.last_observation)
         observation, done = self.nethack.step(self._translate_action(action))
@@ -143,6 +145,7 @@ class NetHackScore(base.NLE):
         return self._get_observation(observation), reward, bool(done), truncated, self._get_information(end_status)
 
     def reset(self, seed=None, options=None):
+        """NLE's reset with the frozen-time count and ``more_messages`` cleared."""
         self._frozen_steps = 0
         self.more_messages = []
         return super().reset(seed=seed, options=options)
@@ -195,6 +198,7 @@ class NetHackStaircase(NetHackScore):
     continual = False
 
     def reset(self, seed=None, options=None):
+        """Clear the success flags, then reset as Score does."""
         self._success_paid = False
         self._succeeded = False
         return super().reset(seed=seed, options=options)

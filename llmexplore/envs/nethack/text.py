@@ -27,6 +27,8 @@ def encode_message(text: str) -> np.ndarray:
 
 
 def status_line(blstats: np.ndarray) -> str:
+    """A short bottom line, ``Dlvl:1 $:0 HP:14(14) Xp:1`` (Dlvl
+    is the depth), then the hunger state unless Not Hungry."""
     b = np.asarray(blstats).astype(np.int64)
     hunger = _HUNGER.get(int(b[nethack.NLE_BL_HUNGER]), "")
     parts = [

@@ -75,6 +75,7 @@ class NetHackInteractive(tasks.NetHackScore):
         self._start_letters: frozenset[int] = frozenset()
 
     def reset(self, seed=None, options=None):
+        """Reset, then note the inventory letters the hero starts with: the drop answer never picks them."""
         self._start_letters = frozenset()
         result = super().reset(seed=seed, options=options)
         self._start_letters = frozenset(int(c) for c in self.last_observation[self._inv_letters_index] if c)
@@ -120,6 +121,7 @@ class NetHackZeroShot(NetHackInteractive):
         self.venue_seen = False
 
     def reset(self, seed=None, options=None):
+        """Fresh goal memory, success flags and event count, then the interactive reset."""
         self._new_episode()
         return super().reset(seed=seed, options=options)
 
