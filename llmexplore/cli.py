@@ -246,6 +246,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit code; a user error or an OS error is one line on stderr and exit
+    code 2, a reader that closed stdout gives 128 + SIGPIPE, quietly."""
     import logging
 
     logging.raiseExceptions = False  # a log line that cannot be written (a full disk) is dropped, not a traceback

@@ -38,6 +38,7 @@ class ConditioningBranch(nn.Module):
         self.out_size = out if size else 0
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor | None:
+        """The branch's features, (B, out) float32; None when the observation lacks all the method's keys."""
         if self.net is None:
             return None
         x = torch.cat([obs[k].reshape(obs[k].shape[0], -1).float() for k in self.keys], dim=1)
@@ -69,9 +70,11 @@ class GenericEncoder(Encoder):
         self.net = nn.Sequential(nn.Linear(size, 256), nn.ELU(), nn.Linear(256, 256), nn.ELU())
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Every key but the env id, flattened and joined, through the MLP: (B, 256) float32."""
         return self.net(torch.cat([obs[k].reshape(obs[k].shape[0], -1).float() for k in self.keys], dim=1))
 
     def get_out_size(self) -> int:
+        """Width of ``forward``'s features: the MLP's fixed 256."""
         return 256
 
 

@@ -270,6 +270,7 @@ class ParallelTrainer(RunnerHooks, ParallelRunner):
         self.event_loop.stop()
 
     def before_stop_training(self) -> None:
+        """Stand the watchdog down: children that exit from now on are the planned stop, not a failure."""
         watchdog = getattr(self, "watchdog", None)
         if watchdog is not None:
             watchdog.stopping = True  # children exit on their own from here

@@ -66,6 +66,7 @@ class ResolvedRun(BaseModel):
     # -- what the engine reads ---------------------------------------------------------------------
     @property
     def budget(self) -> int:
+        """Env steps the run trains for: the task's published budget unless the spec set its own."""
         return self.steps
 
     @property
@@ -75,10 +76,13 @@ class ResolvedRun(BaseModel):
 
     @property
     def init_checkpoint(self) -> str | None:
+        """The checkpoint file a fine-tuning run starts from; None for a run from scratch, or while a grid has
+        not chosen its parent's checkpoint yet (``with_parent_checkpoint``)."""
         return self.parent.checkpoint if self.parent else None
 
     @property
     def reset_parts(self) -> tuple[str, ...]:
+        """Policy parts (``POLICY_PARTS``) re-initialised after loading the parent; empty without one."""
         return tuple(self.parent.reset) if self.parent else ()
 
     def spec_dict(self) -> dict[str, Any]:
@@ -87,6 +91,8 @@ class ResolvedRun(BaseModel):
 
     # -- the run folder ------------------------------------------------------------------------------
     def write(self, run_dir: str | Path) -> Path:
+        """Write ``resolved.json`` into the run folder, atomically; returns its path. From then on the run is
+        read as it is, never resolved again."""
         path = Path(run_dir) / RESOLVED_FILE
         atomic_write_text(path, self.model_dump_json(indent=2) + "\n")
         return path

@@ -30,6 +30,7 @@ REWARD_CHUNK = 1024
 
 
 def env_seed(seed: int) -> int:
+    """The env seed of an evaluation seed: past every training seed, so no training world is replayed."""
     return EVAL_SEED_OFFSET + int(seed)
 
 
@@ -50,6 +51,7 @@ class EpisodeTrace:
 
     @property
     def length(self) -> int:
+        """Steps the episode took: one per action (``observations`` hold one row more)."""
         return int(len(self.actions))
 
 
@@ -72,6 +74,7 @@ def require_replayable(policy: Policy) -> None:
 
 
 def check_seedable(env: gym.Env) -> None:
+    """Raise ConfigError unless the adapter has ``seed_episodes``: without it no episode can be replayed."""
     if not callable(getattr(env.unwrapped, "seed_episodes", None)):
         _not_replayable(type(env.unwrapped).__name__)
 
@@ -168,6 +171,7 @@ def _plain(value: Any) -> Any:
 
 
 def score_episode(method: IntrinsicReward, policy: Policy, trace: EpisodeTrace) -> EpisodeTrace:
+    """Fill ``trace.intrinsic`` with the method's reward per step, [T] float64; returns the same trace."""
     trace.intrinsic = intrinsic_rewards(method, trace, policy.observation_space)
     return trace
 

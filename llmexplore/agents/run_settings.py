@@ -32,6 +32,7 @@ class RunSettings:
 
     @classmethod
     def of(cls, run: ResolvedRun, run_dir: str | Path) -> "RunSettings":
+        """Settings of the process that trains ``run`` into ``run_dir``, on the run's own training device."""
         return cls(run=run, run_dir=str(run_dir), device=run.device)
 
     def with_run(self, **changes: Any) -> "RunSettings":
@@ -44,10 +45,13 @@ class RunSettings:
 
     @classmethod
     def from_cfg(cls, cfg: Any) -> "RunSettings":
+        """Read back what ``to_dict`` put into a sample-factory config (``cfg.llmexplore``)."""
         return cls.from_dict(dict(cfg.llmexplore))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "RunSettings":
+        """The inverse of ``to_dict``, filling nothing in but a missing device (the CPU); settings an older
+        version wrote, without a resolved run, raise ConfigError."""
         if RUN_KEY not in data:
             raise ConfigError("these run settings were written by an llmexplore version before resolved runs "
                               "(no 'run' entry)", hint="train the run again with this version")
@@ -55,6 +59,7 @@ class RunSettings:
                    device=str(data.get(DEVICE_KEY, "cpu")))
 
     def method_context(self) -> "MethodContext":
+        """What the method is built with: the run's task, seed, folder, LM settings; this process's device."""
         from llmexplore.envs import get_task
         from llmexplore.methods import MethodContext
 

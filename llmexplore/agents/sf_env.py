@@ -42,12 +42,14 @@ class TrainingEnv(gym.Wrapper):
         return obs
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """The wrapped reset, the run seed mixed into a given seed (None stays None); observation tagged."""
         if seed is not None:
             seed = self._run_seed * _SEED_STRIDE + int(seed)
         obs, info = self.env.reset(seed=seed, options=options)
         return self._tag(obs), info
 
     def step(self, action):
+        """The wrapped step, with the observation tagged with the env id."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         return self._tag(obs), reward, terminated, truncated, info
 

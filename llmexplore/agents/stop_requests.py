@@ -30,6 +30,8 @@ def stop_requested() -> str | None:
 
 
 def request_stop(name: str) -> None:
+    """Remember the first stop request (later ones change nothing) and tell the user on stderr that a
+    checkpoint comes at the next training step."""
     global _requested, _requested_at
     if _requested is None:
         _requested, _requested_at = name, time.monotonic()

@@ -30,6 +30,8 @@ class ChildWatchdog(EventLoopObject):
         self.timer.timeout.connect(self.check)
 
     def check(self) -> None:
+        """Timer tick: at the first child found exited, stop the timer, terminate the other children and
+        report once through ``on_failure``. Does nothing once stopping or failed."""
         if self.failure is not None or self.stopping:
             return
         children = list(self.processes())

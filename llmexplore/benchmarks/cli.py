@@ -29,6 +29,8 @@ def backend_options(name: str, grid, cli_options: dict[str, Any]) -> dict[str, A
 
 
 def make_backend(name: str, jobs: int | None, options: dict[str, Any], grid=None):
+    """The grid backend ``name`` (``BACKENDS``), built with the grid file's options for it overridden by the
+    ``-b`` ones; an unknown name or option raises ConfigError."""
     from llmexplore.benchmarks.grids.runners import BACKENDS
 
     merged = backend_options(name, grid, options)

@@ -44,10 +44,12 @@ class BenchReport:
     measurements: list[Measurement] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """``bench.json``: schema name and version, when it was made, the machine, every measurement."""
         return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "created_at": self.created_at,
                 "environment": self.environment, "measurements": [asdict(m) for m in self.measurements]}
 
     def markdown(self) -> str:
+        """``bench.md``: the machine in one line, then a table with one row per measurement."""
         hw = self.environment.get("hardware", {})
         gpus = ", ".join(hw.get("gpus") or []) or "no GPU"
         lines = [f"# llmexplore bench, {self.created_at}", "",
@@ -192,6 +194,8 @@ def train_rate(task: str, method: str, preset: str | None, seconds: float, train
 
 def run_bench(tasks: list[str], methods: list[str], presets: list[str], seconds: float, processes: list[int],
               train: dict[str, Any], skip_training: bool = False) -> BenchReport:
+    """For each task: its env alone in each process count, then (unless ``skip_training``) training with each
+    preset and method, each measured for about ``seconds``."""
     from datetime import datetime, timezone
 
     from llmexplore.benchmarks.run.cell import environment_info
@@ -209,6 +213,7 @@ def run_bench(tasks: list[str], methods: list[str], presets: list[str], seconds:
 
 
 def write_report(report: BenchReport, out: Path) -> dict[str, Path]:
+    """Write ``bench.json`` and ``bench.md`` into ``out`` (created if missing); their paths by format."""
     import json
 
     from llmexplore.atomic import atomic_write_text

@@ -34,6 +34,7 @@ Report = Callable[[str], None]
 
 
 def part_path(target: Path) -> Path:
+    """Where ``target`` is downloaded to (``<name>.part`` beside it) until its checksum matches."""
     return target.with_name(target.name + ".part")
 
 
@@ -45,6 +46,8 @@ class FileState:
 
 
 def file_state(file: DataFile, folder: Path) -> FileState:
+    """One file's state in ``folder``: verified or corrupt by its sha256 when present (the whole file is
+    read), else partial when a ``.part`` waits, else missing."""
     path = folder / file.path
     if path.is_file():
         return FileState(file, path, "verified" if file_sha256(path) == file.sha256 else "corrupt")

@@ -49,7 +49,9 @@ class LanguageModel(ABC):
 
     @property
     @abstractmethod
-    def model_id(self) -> str: ...
+    def model_id(self) -> str:
+        """Which model answers; with ``name`` it keys the cache, so what changes answers must change it."""
+        ...
 
     @abstractmethod
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:

@@ -18,6 +18,9 @@ from llmexplore.lm.config import LMConfig
 
 
 def check_lm(config: LMConfig) -> None:
+    """Return when a run can use this LM, else raise a user error saying why: vllm's weights and package,
+    transformers' weights (a .gguf converted here), else the backend's start-up check and, with
+    ``answer=score``, that it can score."""
     if config.backend == "vllm":
         if not config.model:
             raise ConfigError("the vllm backend needs `model`: a local folder with the model weights")

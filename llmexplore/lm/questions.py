@@ -58,9 +58,13 @@ class Question(ABC):
         """The template fields for one item."""
 
     @abstractmethod
-    def parse(self, text: str | None, prompt: str | None = None) -> Parsed: ...
+    def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        """The label a reply declares, or a failed ``Parsed`` saying why; ``text`` None means no reply, and
+        ``prompt`` lets the parser skip lines that only repeat it."""
+        ...
 
     def prompt(self, item: Any) -> str:
+        """The prompt for one item: its fields, each flattened to one line, rendered in the bound template."""
         fields = self.fields(item)
         for k, v in fields.items():
             if "\n" in v or "\r" in v:
@@ -76,9 +80,12 @@ class Question(ABC):
         return item
 
     def retry_prompt(self, prompt: str) -> str:
+        """The second prompt after an unreadable reply: ``prompt`` in the retry template, with this kind's
+        ``answer_format`` as the reminder."""
         return self.prompts.retry.render(question=prompt, answer_format=self.answer_format)
 
     def describe(self) -> str:
+        """``kind/version``, naming the question in checkpoints and logs; kinds with settings add them."""
         return f"{self.kind}/{self.version}"
 
 

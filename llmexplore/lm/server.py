@@ -43,6 +43,7 @@ class Faults:
     seed: int = 0
 
     def any(self) -> bool:
+        """Whether any request may misbehave (a rate above 0); ``latency_s`` delays all and is not a fault."""
         return any((self.slow_rate, self.error_rate, self.rate_limit_rate, self.drop_rate, self.garbage_rate))
 
 
@@ -79,6 +80,8 @@ class LMServer:
 
     # -- app -------------------------------------------------------------------------------
     def app(self) -> Any:
+        """The aiohttp application: the routes, the request size cap, quiet client disconnects, and the
+        batcher started and stopped with it."""
         web = self.web
         app = web.Application(client_max_size=self.limits.max_bytes,
                               middlewares=[web.middleware(lambda request, handler: self._quiet_disconnects(request, handler))])

@@ -33,15 +33,18 @@ class Job:
         self.answers = [None] * len(self.prompts)
 
     def done(self) -> bool:
+        """Whether the request ended (answered, failed, or its client left); its slices left are skipped."""
         return self.future.done()
 
     def fill(self, start: int, answers: list[Completion]) -> None:
+        """Store a slice's answers at ``start``; with the last slice the future gets them all, in order."""
         self.answers[start:start + len(answers)] = answers
         self.answered += len(answers)
         if self.answered == len(self.prompts) and not self.future.done():
             self.future.set_result(list(self.answers))
 
     def fail(self, exc: BaseException) -> None:
+        """End the request with ``exc``, unless it has already ended."""
         if not self.future.done():
             self.future.set_exception(exc)
 
@@ -53,6 +56,7 @@ class Slice:
     end: int
 
     def prompts(self) -> list[str]:
+        """The slice's prompts, in the request's order."""
         return self.job.prompts[self.start:self.end]
 
 
@@ -64,10 +68,12 @@ class FairQueue:
         self._ready = asyncio.Event()
 
     def put(self, client: Hashable, job: Job) -> None:
+        """Queue a request behind the client's earlier ones and wake the batcher."""
         self._clients.setdefault(client, deque()).append(job)
         self._ready.set()
 
     def waiting(self) -> int:
+        """Requests queued, over all clients (an ended one stays until the next batch drops it)."""
         return sum(len(q) for q in self._clients.values())
 
     def fail_all(self, exc: BaseException) -> None:

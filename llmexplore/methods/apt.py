@@ -75,6 +75,7 @@ class APT(IntrinsicReward):
 
     @classmethod
     def check_run(cls, run) -> None:
+        """With ``representation=icm``, also refuse an observation that ICM's family encoder cannot read."""
         super().check_run(run)
         if run.options.representation == "icm":
             from llmexplore.methods.e3b import check_embedding
@@ -83,6 +84,8 @@ class APT(IntrinsicReward):
 
     @classmethod
     def needed_keys(cls, task, options: APTOptions) -> tuple[str, ...]:
+        """The contrastive encoder's keys (``keys``, else the family's novelty keys);
+        none for ``representation=icm``, whose encoder ``check_run`` checks instead."""
         if options.representation == "icm":
             return ()  # ICM's feature map reads what the family's encoder reads (checked in check_run)
         return tuple(options.keys or novelty_keys(task.family))
@@ -118,6 +121,8 @@ class APT(IntrinsicReward):
 
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """log(1 + k-NN distance of f(s') / running mean distance), [N, T] float32. Folds
+        this batch's distances into the running mean first, so calling it changes state."""
         import torch
 
         n, t = batch.shape
@@ -128,6 +133,8 @@ class APT(IntrinsicReward):
         return torch.log1p(scaled).reshape(n, t)
 
     def update(self, batch: RewardBatch) -> dict[str, float]:
+        """One InfoNCE step of encoder and projector on within-episode (s, s') pairs, at most
+        ``reference_size`` of them; with ``representation=icm``, ICM's training step instead."""
         import torch
         import torch.nn.functional as F
 
@@ -151,12 +158,14 @@ class APT(IntrinsicReward):
         return {"apt_contrastive_loss": float(loss.detach()), "apt_distance_mean": float(self.distance_stats.mean)}
 
     def state_dict(self) -> dict[str, Any]:
+        """The distance statistics and the representation: encoder, projector and optimiser, or the ICM."""
         if self.icm is not None:
             return {"icm": self.icm.state_dict(), "distance_stats": self.distance_stats.state_dict()}
         return {"encoder": self.encoder.state_dict(), "projector": self.projector.state_dict(),
                 "optimizer": self.optimizer.state_dict(), "distance_stats": self.distance_stats.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` saved under the same ``representation``."""
         if self.icm is not None:
             self.icm.load_state_dict(state["icm"])
             self.distance_stats.load_state_dict(state["distance_stats"])

@@ -73,6 +73,7 @@ class E3B(IntrinsicReward):
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
+        """Also refuse an observation that the family encoder behind φ cannot read."""
         super().check_run(run)
         check_embedding(cls.name, run)
 
@@ -178,6 +179,8 @@ class E3B(IntrinsicReward):
 
     # -- training φ ----------------------------------------------------------------------------------
     def update(self, batch: RewardBatch) -> dict[str, float]:
+        """One Adam step of φ and the inverse head on the within-episode
+        transitions, reusing ``reward``'s embedding pass of the same batch."""
         from llmexplore.methods.inverse_dynamics import inverse_loss, within_episode
 
         phi_all = self._embed(batch)
@@ -192,6 +195,7 @@ class E3B(IntrinsicReward):
         return {"e3b_inverse_loss": float(loss.detach()), "e3b_inverse_accuracy": accuracy}
 
     def metrics(self) -> dict[str, float]:
+        """Mean raw bonus since the last call (NaN if none; the sum restarts) and how many envs hold a C⁻¹."""
         mean = self._bonus_sum / self._bonus_count if self._bonus_count else float("nan")
         self._bonus_sum, self._bonus_count = 0.0, 0
         return {"e3b_bonus_mean": mean, "e3b_open_episodes": float(len(self.inverse_covariance))}
@@ -204,12 +208,14 @@ class E3B(IntrinsicReward):
                 "bonus_stats": self.bonus_stats.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore embedding, optimiser and bonus statistics; every env's C⁻¹ is dropped."""
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.bonus_stats.load_state_dict(state["bonus_stats"])
         self.inverse_covariance = {}
 
     def state_summary(self) -> dict[str, Any]:
+        """How many bonuses the running statistics have taken in, and their standard deviation."""
         return {"bonuses_seen": int(self.bonus_stats.count), "bonus_std": float(self.bonus_stats.std)}
 
 

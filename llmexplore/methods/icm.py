@@ -70,6 +70,7 @@ class ICM(IntrinsicReward):
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
+        """Also refuse an observation that the family encoder behind φ cannot read."""
         from llmexplore.methods.e3b import check_embedding
 
         super().check_run(run)
@@ -101,6 +102,8 @@ class ICM(IntrinsicReward):
         return 0.5 * (predicted - phi_next).pow(2).sum(dim=1)
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """Forward-model error ½‖f(φ(s_t), a_t) − φ(s_{t+1})‖², [N, T]; 0 where the transition ended
+        an episode. Keeps the embedding pass (with its graph) for ``update`` on the same batch."""
         import torch
 
         from llmexplore.methods.inverse_dynamics import within_episode
@@ -130,6 +133,8 @@ class ICM(IntrinsicReward):
                 "accuracy": phi_now.new_tensor(accuracy)}
 
     def update(self, batch: RewardBatch) -> dict[str, float]:
+        """One Adam step of φ, inverse head and forward model on (1 − β)·L_I + β·L_F, reusing
+        ``reward``'s embedding pass when given the same batch."""
         losses = self.losses(batch)
         self.optimizer.zero_grad(set_to_none=True)
         losses["total"].backward()
@@ -139,16 +144,19 @@ class ICM(IntrinsicReward):
                 "icm_inverse_accuracy": float(losses["accuracy"])}
 
     def state_dict(self) -> dict[str, Any]:
+        """φ with its inverse head, the forward model and their shared optimiser."""
         return {"model": self.model.state_dict(), "forward_model": self.forward_model.state_dict(),
                 "optimizer": self.optimizer.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore φ, the inverse head, the forward model and the optimiser."""
         self.model.load_state_dict(state["model"])
         self.forward_model.load_state_dict(state["forward_model"])
         self.optimizer.load_state_dict(state["optimizer"])
 
 
 def torch_cat(*parts: torch.Tensor) -> torch.Tensor:
+    """``torch.cat(parts, dim=1)`` for a module that imports torch only when it runs."""
     import torch
 
     return torch.cat(parts, dim=1)

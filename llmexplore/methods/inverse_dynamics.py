@@ -71,6 +71,7 @@ class StateEmbedding(nn.Module):
         self.out = nn.Linear(self.trunk.get_out_size(), embed_dim)
 
     def forward(self, obs: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """φ of M observations: tensors by key, [M, ...] -> [M, D] float32."""
         return self.out(self.trunk(dict(obs)))
 
 
@@ -84,6 +85,7 @@ class InverseDynamics(nn.Module):
         self.inverse = nn.Sequential(nn.Linear(2 * embed_dim, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
 
     def inverse_logits(self, phi_now: torch.Tensor, phi_next: torch.Tensor) -> torch.Tensor:
+        """Unnormalised action logits [M, A] from φ(s_t) and φ(s_{t+1}), [M, D] each."""
         return self.inverse(torch.cat([phi_now, phi_next], dim=1))
 
 

@@ -40,6 +40,8 @@ class CaptionEmbeddingWrapper(gym.ObservationWrapper):
         self.observation_space = gym.spaces.Dict(spaces)
 
     def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
+        """A copy of the observation with ``caption_embedding``: the unit-length float32
+        [dim] embedding of the adapter's caption, encoded once per distinct caption."""
         caption = self.adapter.caption(observation)
         observation = dict(observation)
         observation[CAPTION_EMBEDDING_KEY] = self.embedder.vectors([caption])[0]

@@ -18,6 +18,7 @@ class NoIntrinsicReward(IntrinsicReward):
     description = "extrinsic reward only"
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """Zeros, [N, T] float32 on the actions' device."""
         import torch
 
         return torch.zeros(batch.shape, device=batch.actions.device)

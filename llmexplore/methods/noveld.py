@@ -59,6 +59,7 @@ class NovelD(RND):
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
+        """Also refuse ``count_keys`` that are not keys of the task's observation."""
         from llmexplore.errors import ConfigError
 
         super().check_run(run)
@@ -125,6 +126,9 @@ class NovelD(RND):
         return (novelty[:, 1:] - self.options.alpha * novelty[:, :-1]).clamp_min(0.0)
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """[N, T] float32: the novelty difference (plus the weighted caption term), 0 on transitions
+        that ended an episode and, with ``first_visit``, on states already visited this episode;
+        over the running std with ``normalize``. Updates the visited sets and the reward statistics."""
         import torch
 
         raw = self.novelty_difference(batch)
@@ -143,6 +147,8 @@ class NovelD(RND):
         return (raw / self.reward_stats.std.to(raw.dtype)).to(torch.float32)
 
     def metrics(self) -> dict[str, float]:
+        """Envs with an open visited set and, when ``reward`` ran with ``first_visit``
+        since the last call, the share of first visits (which then restarts)."""
         seen, total = self._first_visit_share
         self._first_visit_share = (0, 0)
         out = {"noveld_open_episodes": float(len(self.visited))}
@@ -159,9 +165,11 @@ class NovelD(RND):
         return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore RND's state and the reward statistics; every env's visited set is dropped."""
         super().load_state_dict(state)
         self.reward_stats.load_state_dict(state["reward_stats"])
         self.visited = {}
 
     def state_summary(self) -> dict[str, Any]:
+        """How many rewards the running statistics have taken in, and their standard deviation."""
         return {"rewards_seen": int(self.reward_stats.count), "reward_std": float(self.reward_stats.std)}

@@ -87,6 +87,7 @@ class RND(IntrinsicReward):
 
     @classmethod
     def check_run(cls, run) -> None:
+        """Also refuse ``language=true`` when no sentence-embedding model folder can be found."""
         super().check_run(run)
         if run.options.language:
             from llmexplore.methods.ellm.embedding import resolve_model_path
@@ -95,6 +96,7 @@ class RND(IntrinsicReward):
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: RNDOptions, context: MethodContext) -> gym.Env:
+        """With ``language=true``, add ``caption_embedding`` in the workers; otherwise the env unchanged."""
         if not options.language:
             return env
         from llmexplore.methods.language_novelty import CaptionEmbeddingWrapper
@@ -103,6 +105,7 @@ class RND(IntrinsicReward):
 
     @classmethod
     def needed_keys(cls, task, options: RNDOptions) -> tuple[str, ...]:
+        """``keys`` when set, else the family's novelty keys; empty means every observation key."""
         return tuple(options.keys or novelty_keys(task.family))
 
     @staticmethod
@@ -129,12 +132,16 @@ class RND(IntrinsicReward):
 
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """Predictor error at s' over its running std, [N, T] float32; with ``language=true``,
+        plus ``language_weight`` times the caption twin's reward. Changes no state."""
         own = self.prediction_error(batch) / self.error_stats.std.float()
         if self.language is None:
             return own
         return own + self.options.language_weight * self.language.reward(batch)
 
     def update(self, batch: RewardBatch) -> dict[str, float]:
+        """Fold the next observations into the observation statistics, then one Adam step of
+        the predictor on a random ``update_fraction`` of them (and of the language twin)."""
         import torch
 
         from llmexplore.methods.common import flat_batch
@@ -160,6 +167,7 @@ class RND(IntrinsicReward):
         return {"rnd_loss": self._last_loss}
 
     def state_dict(self) -> dict[str, Any]:
+        """Predictor, target, optimiser, observation and error statistics, and the language twin's state."""
         state = {
             "predictor": self.predictor.state_dict(),
             "target": self.target.state_dict(),
@@ -172,6 +180,7 @@ class RND(IntrinsicReward):
         return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` saved; with ``language=true`` the state needs the twin's ``language`` entry."""
         self.predictor.load_state_dict(state["predictor"])
         self.target.load_state_dict(state["target"])
         self.optimizer.load_state_dict(state["optimizer"])

@@ -48,6 +48,8 @@ class FrameComposer:
         self.text_lines = 1 + caption_lines
 
     def compose(self, screen: np.ndarray, step: int, status: str, caption: str | None) -> np.ndarray:
+        """One frame, (H, width, 3) uint8 and the same size at every step: the screen, the status line with
+        ``caption`` under it (None: the screen shows it), and the reward plot with its cursor at ``step``."""
         text = status if caption is None else f"{status}\n{caption}"
         panel = text_panel(text, self.width, self.text_lines, self.font, self.cell_w, self.line_h)
         parts = [self._pad(screen), panel, self._pad(self.plot.with_cursor(step))]

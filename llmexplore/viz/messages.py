@@ -26,9 +26,11 @@ class CaptionStat:
 
     @property
     def intrinsic_mean(self) -> float:
+        """Intrinsic reward per step spent on this caption; 0 for a row with no steps."""
         return self.intrinsic / self.count if self.count else 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as plain data with ``intrinsic_mean`` added, as episode summaries store it."""
         return {**asdict(self), "intrinsic_mean": self.intrinsic_mean}
 
 
@@ -59,6 +61,7 @@ def merge_stats(tables: Iterable[Iterable[CaptionStat]]) -> list[CaptionStat]:
 
 
 def from_dicts(rows: Iterable[dict[str, Any]]) -> list[CaptionStat]:
+    """Rows back from ``to_dict`` output, in the order given; ``intrinsic_mean`` is recomputed, not read."""
     return [CaptionStat(r["text"], int(r["count"]), float(r["intrinsic"]), float(r["extrinsic"])) for r in rows]
 
 

@@ -36,6 +36,8 @@ def _num(value: Any) -> str:
 
 
 def caption_table(rows: Sequence[CaptionStat], limit: int, label: str) -> str:
+    """An HTML table of the first ``limit`` rows (steps, intrinsic reward in all and per step, extrinsic
+    reward), saying how many more there are; ``label`` heads the text column."""
     shown = list(rows)[:limit]
     head = (f"<tr><th class=\"text\">{escape(label)}</th><th>steps</th><th>intrinsic reward</th>"
             f"<th>per step</th><th>extrinsic reward</th></tr>")
@@ -47,6 +49,7 @@ def caption_table(rows: Sequence[CaptionStat], limit: int, label: str) -> str:
 
 
 def media_tag(name: str) -> str:
+    """The HTML element that shows an animation: a looping, muted video for ``.mp4``, an image otherwise."""
     if name.endswith(".mp4"):
         return f"<video src=\"{escape(name)}\" controls loop muted></video>"
     return f"<img src=\"{escape(name)}\" alt=\"episode animation\">"
@@ -54,6 +57,7 @@ def media_tag(name: str) -> str:
 
 def episode_page(run: Mapping[str, Any], episode: Mapping[str, Any], captions: Sequence[CaptionStat],
                  limit: int, label: str) -> str:
+    """One episode's HTML page: animation, reward plot, links to its files, top captions and stats."""
     files = episode["files"]
     stats = "".join(f"<tr><th class=\"text\">{escape(k)}</th><td>{_num(v)}</td></tr>"
                     for k, v in episode["stats"].items())
@@ -73,6 +77,8 @@ intrinsic return {episode['intrinsic_return']:.3f}{' (ended by the time limit)' 
 
 def index_page(run: Mapping[str, Any], episodes: Sequence[Mapping[str, Any]], captions: Sequence[CaptionStat],
                metrics: Mapping[str, float], metric: str, limit: int, label: str) -> str:
+    """The run's HTML index: one row per episode linking its page, the captions over all episodes, and the
+    benchmark metrics of these episodes."""
     rows = "".join(
         f"<tr><td><a href=\"{escape(e['files']['page'])}\">{e['seed']}</a></td><td>{e['length']:,}</td>"
         f"<td>{e['return']:.2f}</td><td>{e['intrinsic_return']:.3f}</td>"

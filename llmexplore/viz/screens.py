@@ -74,6 +74,7 @@ class ImageScreen:
         self.key, self.scale = key, scale
 
     def render(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The image under ``key``, each pixel a ``scale``-wide square: (H * scale, W * scale, 3) uint8."""
         image = np.asarray(obs[self.key], dtype=np.uint8)
         return np.repeat(np.repeat(image, self.scale, axis=0), self.scale, axis=1)
 
@@ -95,6 +96,7 @@ class CaptionScreen:
         self.width, self.lines = width, lines
 
     def render(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The caption (``(no caption)`` if empty) wrapped on a fixed panel: (lines*line_h+4, W, 3) uint8."""
         return text_panel(self.caption(obs) or "(no caption)", self.width, self.lines, self.font, self.cell_w,
                           self.line_h)
 

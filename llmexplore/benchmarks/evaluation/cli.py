@@ -35,6 +35,8 @@ def parse_seeds(values: Sequence[str]) -> list[int]:
 
 
 def choose_seeds(episodes: int | None, seeds: Sequence[str] | None) -> list[int]:
+    """Evaluation seeds: those ``--seeds`` gives, else 0 to N-1 for ``--episodes N`` (``DEFAULT_EPISODES``
+    when unset). Raises ConfigError when both are given and disagree, or N < 1."""
     if seeds:
         chosen = parse_seeds(seeds)
         if episodes is not None and episodes != len(chosen):

@@ -19,9 +19,13 @@ from llmexplore.agents.sf_env import QUIET_ENV
 class EpisodeJob(Protocol):
     """Picklable work: ``setup`` runs once per worker (load the policy, build the env)."""
 
-    def setup(self) -> None: ...
+    def setup(self) -> None:
+        """Runs once per worker before its first episode: the costly part (load the policy, build the env)."""
+        ...
 
-    def run(self, seed: int) -> dict[str, Any]: ...
+    def run(self, seed: int) -> dict[str, Any]:
+        """Play the episode of seed ``seed``; the row must be picklable and depend on the seed alone."""
+        ...
 
 
 _JOB: EpisodeJob | None = None

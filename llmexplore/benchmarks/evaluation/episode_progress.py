@@ -34,6 +34,8 @@ class EpisodeProgress:
             self._bar.start()
 
     def episode(self, seed: int, length: int, summary: str = "") -> None:
+        """Count one finished episode of ``length`` steps: on the bar on a terminal, as one line otherwise,
+        not shown when disabled (still counted)."""
         self.done += 1
         self.steps += length
         if not self.enabled:
@@ -46,6 +48,7 @@ class EpisodeProgress:
             print(f"[{self.title}] {self.done}/{self.total} episodes, {rate} steps/s; {last}", file=self.stream, flush=True)
 
     def close(self) -> None:
+        """Stop the live bar; harmless without one, or when called twice."""
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

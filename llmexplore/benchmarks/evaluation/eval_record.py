@@ -87,6 +87,7 @@ class EvaluationRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     def write(self, path: str | Path) -> None:
+        """Write the record as JSON with its JSON key names (``schema``), atomically."""
         atomic_write_json(path, self.model_dump(by_alias=True, mode="json"))
 
     def results(self) -> dict[str, Any]:
@@ -98,9 +99,12 @@ class EvaluationRecord(BaseModel):
 
 
 def read_evaluation(path: str | Path) -> EvaluationRecord:
+    """The evaluation record at ``path``; a file that is missing, unreadable, not one or of a newer schema
+    raises DataError (``read_versioned``)."""
     return read_versioned(Path(path), EvaluationRecord, EVAL_SCHEMA_NAME, EVAL_SCHEMA_VERSION,
                           "evaluation record")
 
 
 def json_schema() -> dict[str, Any]:
+    """JSON Schema of evaluation records, with their JSON key names (``schema``, not ``schema_name``)."""
     return EvaluationRecord.model_json_schema(by_alias=True)

@@ -64,6 +64,8 @@ def load(path: str | Path) -> LineDict:
 
 
 def line_of(container: Any, key: Any, default: int = 0) -> int:
+    """The 1-based line of ``container[key]`` in its YAML file; the container's own line when the key has
+    none, and ``default`` for data that did not come from YAML."""
     lines = getattr(container, "lines", None)
     if isinstance(lines, dict):
         return lines.get(key, getattr(container, "line", default))

@@ -44,10 +44,12 @@ class Run:
 
     @property
     def task(self) -> str:
+        """The task the run trained on, as its record's spec names it (``family:task``)."""
         return self.record.spec.task
 
     @property
     def family(self) -> str:
+        """The environment family: the task name up to its first colon."""
         return self.task.split(":", 1)[0]
 
     @property
@@ -57,13 +59,16 @@ class Run:
 
     @property
     def label(self) -> str:
+        """The run's row in tables: its label, else its method."""
         return self.record.spec.row_label
 
     @property
     def seed(self) -> int:
+        """The run's training seed: a (label, task) row aggregates over these."""
         return self.record.spec.seed
 
     def value(self, key: str) -> float:
+        """A final metric by name; NaN when the record lacks it, so a missing value never counts as 0."""
         return float(self.record.final_metrics.get(key, float("nan")))
 
 

@@ -53,6 +53,7 @@ HEARTBEAT_SEC = 10.0
 
 
 def utc_now() -> str:
+    """Now, in UTC and ISO 8601 to the second: how run records write every time."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
@@ -77,24 +78,28 @@ class CellSink:
         self.on_episodes_through(start_steps)  # what the resume kept (``_trim_logs``)
 
     def on_episode(self, row: dict[str, Any]) -> None:
+        """Append the episode's row to the episode log (flushed); its return goes to view and TensorBoard."""
         self.episodes.write(row)
         self.view.episode_return(float(row.get("return", 0.0)))
         if self.board is not None:
             self.board.episode(row)
 
     def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
+        """Append one row per episode that ended in the batch, at ``env_steps``; also to TensorBoard."""
         for value in returns:
             self.intrinsic.write({"env_steps": env_steps, "intrinsic_return": value})
         if self.board is not None:
             self.board.intrinsic_returns(env_steps, returns)
 
     def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
+        """Append the metrics row and keep it as the last one (the record's ``method_metrics``)."""
         self.last_metrics = metrics
         self.metrics_file.write({"env_steps": env_steps, **metrics})
         if self.board is not None:
             self.board.metrics(env_steps, metrics)
 
     def on_parent(self, report: dict[str, Any]) -> None:
+        """Keep the fine-tuning report (tensors loaded, not loaded, reset) for the record's ``parent``."""
         self.parent = report
 
     def on_episodes_through(self, env_steps: int) -> None:
@@ -108,6 +113,7 @@ class CellSink:
         os.replace(tmp, self._through_path)  # stopped process; an unreadable file means 0, the safe side
 
     def on_progress(self, env_steps: int, steps_per_second: float) -> None:
+        """Update the view; a heartbeat at the first training step, then every ``HEARTBEAT_SEC`` seconds."""
         self.view.update(env_steps, steps_per_second)
         # a beat on the first training step too: the record then shows at once that the cell is
         # stepping (the grid view, and the scheduling-overhead benchmark, read it)
@@ -118,6 +124,7 @@ class CellSink:
             self.heartbeat(env_steps)
 
     def close(self) -> None:
+        """Close the run's log files, its TensorBoard writer and the progress view."""
         for appender in (self.episodes, self.intrinsic, self.metrics_file):
             appender.close()
         if self.board is not None:
@@ -280,6 +287,8 @@ class CellSession:
     @classmethod
     def start(cls, run: ResolvedRun, adapter: EnvAdapter, run_dir: Path, files: RunFiles,
               previous: RunRecord | None, resume_steps: int) -> "CellSession":
+        """Begin this process's session: a record keeping the earlier sessions (a killed one marked so), the
+        disk reserve held, and a first heartbeat at ``resume_steps`` written."""
         started_at = utc_now()
         # earlier sessions stay in the record even when none left a checkpoint: the work was done
         earlier = _earlier_sessions(previous, resume_steps)
@@ -291,6 +300,7 @@ class CellSession:
         return session
 
     def heartbeat(self, env_steps: int) -> None:
+        """Rewrite the record, this session running up to ``env_steps``: a killed process leaves a trace."""
         running = Session(started_at=self.started_at, seconds=round(time.time() - self.clock, 3),
                           env_steps_start=self.start_steps, env_steps_end=env_steps, status="running")
         self.record.sessions = self.earlier + [running]
@@ -299,6 +309,8 @@ class CellSession:
         self.record.write(self.run_dir)
 
     def fail(self, exc: BaseException) -> None:
+        """Write the final record of a session that raised: interrupted for KeyboardInterrupt, else failed,
+        with the error, traceback and log tail; its env steps stay where the session started."""
         record = self.record
         record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         record.error = {"message": f"{type(exc).__name__}: {exc}",
@@ -314,6 +326,8 @@ class CellSession:
         reserve.release()
 
     def finish(self, result: "TrainResult", sink: CellSink) -> None:
+        """Write the final record of a session the engine returned from: its status and end step, and the
+        final metrics, curve and checkpoints as the folder now holds them."""
         record = self.record
         record.status = result.status
         if result.status == "failed":
@@ -453,6 +467,8 @@ def _finalize(record: RunRecord, run: ResolvedRun, adapter: EnvAdapter, run_dir:
 
 def learning_curve(adapter, episodes: Sequence[dict], intrinsic: Sequence[dict], budget: int,
                    bins: int = CURVE_BINS) -> list[CurvePoint]:
+    """``bins`` equal spans of the budget, each with the episodes that ended in it and their mean return,
+    intrinsic return and metric; spans where nothing ended are left out, as is anything past the budget."""
     edges = np.linspace(0, budget, bins + 1)
     points = []
     for lo, hi in zip(edges[:-1], edges[1:]):

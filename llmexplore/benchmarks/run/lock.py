@@ -32,6 +32,8 @@ class RunFolderLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
+        """Lock the folder and write this process's pid, host and start time into the lock file; ConfigError
+        naming the holder when another process has it. A file system without locks: warn, run unguarded."""
         import fcntl
 
         try:
@@ -63,6 +65,7 @@ class RunFolderLock:
         self._fd = fd
 
     def release(self) -> None:
+        """Unlock and close the lock file (left on disk: a stale one blocks nobody); a no-op when not held."""
         if self._fd is not None:
             import fcntl
 

@@ -225,4 +225,5 @@ def read_versioned(path: Path, model: type[Model], schema: str, newest: int, kin
 
 
 def json_schema() -> dict[str, Any]:
+    """JSON Schema of run records, with their JSON key names (``schema``); ``llmexplore schema`` prints it."""
     return RunRecord.model_json_schema(by_alias=True)

@@ -36,6 +36,7 @@ class SpaceReserve:
             self.release()
 
     def release(self) -> None:
+        """Delete the reserve file, freeing its room; a no-op when there is none."""
         try:
             self.path.unlink()
         except FileNotFoundError:

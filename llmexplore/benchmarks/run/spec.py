@@ -47,6 +47,7 @@ class RunSpec(BaseModel):
 
     @classmethod
     def parse(cls, data: dict[str, Any], source: str = "run spec") -> "RunSpec":
+        """A run spec from plain data; every invalid field named in one ConfigError about ``source``."""
         try:
             return cls(**data)
         except ValidationError as exc:

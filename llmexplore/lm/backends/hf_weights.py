@@ -30,6 +30,7 @@ _DONE = "llmexplore-converted.json"
 
 
 def model_cache_dir() -> Path:
+    """Where converted .gguf models are kept: ``$LLMEXPLORE_MODEL_CACHE``, else ~/.cache/llmexplore/models."""
     return Path(os.environ.get(MODEL_CACHE_ENV) or "~/.cache/llmexplore/models").expanduser()
 
 

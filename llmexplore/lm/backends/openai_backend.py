@@ -117,6 +117,7 @@ class OpenAIBackend(LanguageModel):
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     def close(self) -> None:
+        """Close the clients and the loop thread; later calls raise LMUnavailableError. Idempotent."""
         if self._thread.is_alive():
             try:
                 self._run(self._close_clients())
@@ -130,10 +131,13 @@ class OpenAIBackend(LanguageModel):
 
     @property
     def model_id(self) -> str:
+        """The model requests name: the one given, else the server's only one (empty: unchecked, unset)."""
         return self._model
 
     # -- model check -----------------------------------------------------------------------
     def served_models(self) -> list[str]:
+        """The model ids the server lists at ``/models``; an unreachable server is tried 3 times, then
+        LMUnavailableError (at once for an HTTP error status)."""
         async def fetch() -> list[str]:
             page = await self._client.models.list()
             return [m.id for m in page.data]
@@ -172,6 +176,8 @@ class OpenAIBackend(LanguageModel):
 
     # -- generation ------------------------------------------------------------------------
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """Requests of ``prompts_per_request`` prompts, up to ``concurrency`` in flight; on a failure the
+        answers that did arrive ride on the error as ``exc.partial``."""
         if not prompts:
             return []
 
@@ -195,6 +201,8 @@ class OpenAIBackend(LanguageModel):
         return self._run(batch())
 
     def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        """Scores from the server's echoed prompt log-probabilities, one request per prompt (completion
+        endpoint only; the base class's refusal otherwise); prompt and ``lead`` are joined by a newline."""
         if not self.supports_scoring:
             return super().score(prompts, lead, options)
         contexts = [p + "\n" + lead for p in prompts]

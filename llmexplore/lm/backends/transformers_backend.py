@@ -77,10 +77,14 @@ class TransformersBackend(LanguageModel):
 
     @property
     def model_id(self) -> str:
+        """The weights' file or folder name (``.gguf`` dropped), plus ``@<dtype>`` unless float32 without
+        autocast, so each precision has its own cache rows."""
         return self._model_id
 
     # -- prompts ---------------------------------------------------------------------------
     def render(self, prompt: str) -> str:
+        """The text the model reads: ``prompt`` in the chat template (after ``system`` when set) with the
+        assistant's turn opened, or as it is without a template or on the completion endpoint."""
         if not self.chat:
             return prompt
         messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
@@ -99,6 +103,7 @@ class TransformersBackend(LanguageModel):
 
     # -- generation ------------------------------------------------------------------------
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """Completions in prompt order, generated ``batch_size`` prompts at a time."""
         out: list[Completion] = []
         for start in range(0, len(prompts), self.batch_size):
             out.extend(self._generate(prompts[start:start + self.batch_size], params))
@@ -354,6 +359,7 @@ class TransformersBackend(LanguageModel):
         return self._prefix[2]
 
     def close(self) -> None:
+        """Drop the model and the kept prefix cache to free their memory; no answers after this."""
         self.model = None
         self._prefix = None
         self._prefix_logprobs = None

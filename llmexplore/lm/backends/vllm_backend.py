@@ -41,6 +41,7 @@ class VLLMBackend(LanguageModel):
 
     @property
     def model_id(self) -> str:
+        """The weights folder's name (the last part of its path)."""
         return Path(self._model_path).name
 
     def _params(self, params: SamplingParams) -> Any:
@@ -49,6 +50,7 @@ class VLLMBackend(LanguageModel):
                                          seed=params.seed, logprobs=params.logprobs)
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """All prompts in one vLLM call; chat puts each in the chat template (after ``system`` if set)."""
         sp = self._params(params)
         if self.endpoint == "chat":
             conversations = [([{"role": "system", "content": self.system}] if self.system else [])
@@ -59,6 +61,8 @@ class VLLMBackend(LanguageModel):
         return [_completion(o.outputs[0], params) for o in outputs]
 
     def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        """Each option's log-probability, summed from vLLM's prompt log-probabilities over exactly its token
+        ids, placed after the prompt (chat: in the chat template) and ``lead``."""
         tokenizer = self._llm.get_tokenizer()
         option_ids = [tokenizer(o, add_special_tokens=False).input_ids for o in options]
         contexts = []
@@ -84,6 +88,7 @@ class VLLMBackend(LanguageModel):
         return scores
 
     def close(self) -> None:
+        """Drop the engine, and with its last reference its GPU memory; no answers after this."""
         self._llm = None
 
 

@@ -61,6 +61,8 @@ def register_oracle_kind(kind: str, answer: OracleAnswer, *, replace: bool = Fal
 
 
 def oracle_kinds() -> list[str]:
+    """The question kinds the oracle has an answer function for, sorted; families' kinds count before their
+    modules load (at their first question)."""
     return sorted(_ANSWERS)
 
 
@@ -121,12 +123,16 @@ class OracleLM(LanguageModel):
 
     @property
     def model_id(self) -> str:
+        """``llmexplore-oracle-<ORACLE_VERSION>``, plus the noise rate and seed for a noisy oracle: changed
+        rules or noise never reuse cached answers."""
         base = f"llmexplore-oracle-{ORACLE_VERSION}"
         if self.options["placement_noise"] > 0:  # a noisy oracle is another model: its answers never mix in the cache
             base += f"+placement-noise{self.options['placement_noise']:g}-seed{self.options['placement_seed']}"
         return base
 
     def answer(self, prompt: str) -> str:
+        """The reply to one prompt by the first template that parses it (a retry prompt gets the answer to its
+        question); ``UNRECOGNISED`` when none does. OracleError for a kind with no answer function."""
         retry = self.prompts.retry.parse(prompt)
         if retry is not None:
             prompt = retry["question"]
@@ -147,6 +153,8 @@ class OracleLM(LanguageModel):
         return UNRECOGNISED
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """The oracle's answer to each prompt, whatever the sampling parameters, after one ``latency_s`` sleep
+        per call; log-probabilities, when asked, are 0 for every token."""
         if self.latency_s:
             time.sleep(self.latency_s)
         out = []

@@ -69,6 +69,8 @@ def reference_function(path: str, function: str) -> str:
 
 
 def code_answer(fields: dict[str, str]) -> str:
+    """The reply to a code request: the reference function its signature names, for the skill, training policy
+    or task it targets, in a python block after one sentence."""
     match = _SIGNATURE.match(fields.get("signature", ""))
     if match is None:
         raise OracleError(f"cannot read the requested function from the signature "

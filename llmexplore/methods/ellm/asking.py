@@ -33,6 +33,8 @@ class GoalSuggester:
         self.failures = 0
 
     def goals(self, caption: str) -> tuple[str, ...]:
+        """The LM's goals for a caption, asked once per caption and remembered; () when
+        it suggests none or its reply stays unreadable (counted in ``failures``)."""
         found = self._memo.get(caption)
         if found is None:
             result = ask(self.lm, self.question, [caption], self.params)
@@ -68,6 +70,8 @@ class PlacementAnswers:
         return display(obj), display(receptacle), display(room)
 
     def prefetch(self, questions: Iterable[tuple[str, str, str]]) -> None:
+        """Ask, in one LM batch, the (object, receptacle, room) questions neither answered nor
+        known unreadable yet; unreadable replies are remembered as unknown, not asked again."""
         todo = list(dict.fromkeys(k for k in (self._key(*q) for q in questions)
                                   if k not in self._memo and k not in self._unknown))
         if not todo:

@@ -104,6 +104,8 @@ class MessageGoalReward(gym.Wrapper):
         return sim / count**self.beta if sim else 0.0
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Restart the message counts (the first message counts toward repeats); ``ellm_bow_reward``
+        carries the reward of the step that ended the previous episode (0 if none)."""
         obs, info = self.env.reset(seed=seed, options=options)
         self._counts = {}
         self._reward(obs[MESSAGE_KEY])  # the first message counts toward later repeats
@@ -112,6 +114,8 @@ class MessageGoalReward(gym.Wrapper):
         return obs, info
 
     def step(self, action):
+        """Write the new message's reward into ``ellm_bow_reward`` ((1,) float32),
+        and keep it for the reset observation when the step ends the episode."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         r = self._reward(obs[MESSAGE_KEY])
         if terminated or truncated:
@@ -131,12 +135,14 @@ class ELLMBoW(IntrinsicReward):
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
+        """Also refuse a missing word-vector model folder and an unknown or empty goal text."""
         super().check_run(run)
         resolve_model_path(run.options.model_path)
         goal_text(run.options, run.lm.prompts)
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: ELLMBoWOptions, context: MethodContext) -> gym.Env:
+        """Add ``ellm_bow_reward``, computed in the worker; the word-vector table is loaded once per process."""
         from llmexplore.methods.ellm.shared import shared
 
         path = resolve_model_path(options.model_path)
@@ -150,4 +156,6 @@ class ELLMBoW(IntrinsicReward):
             raise ConfigError(f"observations lack '{REWARD_KEY}': the env was not wrapped by ELLMBoW.wrap_env")
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """The ``ellm_bow_reward`` the workers wrote into each next observation, [N, T] float32
+        (an episode's last reward rides on the reset observation, so nothing is masked)."""
         return batch.next_obs[REWARD_KEY][..., 0].float()

@@ -69,6 +69,7 @@ def successful_actions(action_name: str, inventory_before: np.ndarray, achieveme
 
 
 def with_equivalents(goals: set[str]) -> set[str]:
+    """A new set: the goals plus those ELLM treats as the same (eat/attack cow, place/make crafting table)."""
     out = set(goals)
     for goal in goals:
         out.update(EQUIVALENT_GOALS.get(goal, ()))

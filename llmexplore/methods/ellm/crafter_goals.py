@@ -40,17 +40,22 @@ class CrafterGoals(GoalRewardWrapper):
         self._achievements: dict[str, int] = {}
 
     def start_episode(self, obs: dict[str, np.ndarray]) -> None:
+        """Forget achieved goals and take the first observation's inventory; no achievement is unlocked yet."""
         self.achieved = set()
         self._inventory = np.array(obs["inventory"], copy=True)
         self._achievements = {}  # a new Crafter player has unlocked nothing
 
     def suggest(self, obs: dict[str, np.ndarray]) -> tuple[str, ...]:
+        """The LM's goals for the state's caption, minus goals achieved this episode (with ``novelty``)."""
         goals = self.suggester.goals(caption(obs))
         if self.novelty and self.achieved:
             goals = tuple(g for g in goals if g not in self.achieved)
         return goals
 
     def transition_reward(self, action: Any, obs: dict[str, np.ndarray], info: dict[str, Any]) -> float:
+        """``health_coef`` times the health change, plus the best similarity of a succeeded action's
+        caption to the previous state's goals when above ``threshold`` (else 0); with ``novelty``
+        the matched goals and their equivalents are not suggested again this episode."""
         health = self.health_coef * float(obs["inventory"][_HEALTH] - self._inventory[_HEALTH])
         return health + self._goal_reward(action, obs, info)
 

@@ -21,6 +21,8 @@ from llmexplore.methods.ellm.wrapper import GoalRewardWrapper
 
 
 def make_wrapper(env: gym.Env, options: ELLMOptions, context: MethodContext) -> GoalRewardWrapper:
+    """The family's goal wrapper around ``env`` (Crafter or Housekeep), its embedder, LM and answer
+    table shared per process; AssertionError for another family, which ``check_run`` refuses first."""
     family = context.task.family
     config = context.lm
     if family == "housekeep" and config.backend == "oracle" and options.oracle_noise > 0:

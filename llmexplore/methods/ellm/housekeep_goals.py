@@ -42,9 +42,13 @@ class HousekeepGoals(GoalRewardWrapper):
         self._suggestions: dict[str, placements.Suggestion] = {}
 
     def start_episode(self, obs: dict[str, np.ndarray]) -> None:
+        """Forget the receptacles seen, the objects placed and the slots picked in the last episode."""
         self.known, self.placed, self.picked = {}, set(), set()
 
     def suggest(self, obs: dict[str, np.ndarray]) -> tuple[str, ...]:
+        """Empty-handed, "pick X" for objects in view the LM calls misplaced; carrying
+        X, "place X on R" for the receptacles seen this episode it endorses. Objects
+        already placed get none; the new placement questions are asked in one batch."""
         view = read_view(obs, self.vocab)
         for pair in placements.receptacles_in_view(view):
             self.known.setdefault(pair, None)
@@ -58,6 +62,9 @@ class HousekeepGoals(GoalRewardWrapper):
         return tuple(self._suggestions)
 
     def transition_reward(self, action: Any, obs: dict[str, np.ndarray], info: dict[str, Any]) -> float:
+        """The published reward of the step: ``suggested`` for a pick or place the previous
+        state's goals named (0 for a repeat pick with ``novelty``), ``unsuggested`` for
+        another one, ``failed`` for a failed pick or place, 0 otherwise."""
         event = info.get("event")
         if event == "failed":  # only a failed pick or place costs (a move to nowhere is free, as in the env)
             return self.rewards["failed"] if int(action) >= PICK else 0.0

@@ -66,10 +66,13 @@ class ELLM(IntrinsicReward):
 
     @classmethod
     def needed_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:
+        """The keys the family's wrapper reads (``FAMILY_KEYS``); none for a family ELLM refuses."""
         return FAMILY_KEYS.get(task.family, ())
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
+        """Refuse a family without a suggestion question, a missing embedding model or prompt
+        template, and ``oracle_noise`` anywhere but Housekeep with the oracle backend."""
         from llmexplore.lm.templates import load_prompts
 
         task, options, lm = run.task, run.options, run.lm
@@ -90,6 +93,7 @@ class ELLM(IntrinsicReward):
     # -- actor side ----------------------------------------------------------------------------
     @classmethod
     def wrap_env(cls, env: gym.Env, options: ELLMOptions, context: MethodContext) -> gym.Env:
+        """The family's goal wrapper (``factory.make_wrapper``), which adds ``ellm_goal`` and ``ellm_reward``."""
         from llmexplore.methods.ellm.factory import make_wrapper
 
         return make_wrapper(env, options, context)
@@ -101,4 +105,6 @@ class ELLM(IntrinsicReward):
             raise ConfigError(f"observations lack '{REWARD_KEY}': the env was not wrapped by ELLM.wrap_env")
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """The ``ellm_reward`` the workers wrote into each next observation, [N, T] float32
+        (an episode's last reward rides on the reset observation, so nothing is masked)."""
         return batch.next_obs[REWARD_KEY][..., 0].float()

@@ -18,9 +18,11 @@ class EllmGoals(Question):
     answer_format = "- <verb> <object> (one goal per line), or - none"
 
     def fields(self, item: str) -> dict[str, str]:
+        """The template's ``caption`` field: the item, a Crafter caption, as it is."""
         return {"caption": item}
 
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        """Goals from the reply's bullet lines (``parse_bullets``); ``- none`` alone is a valid []."""
         return parse_bullets(text, prompt)
 
 
@@ -36,10 +38,13 @@ class HousekeepPlacement(Question):
     neutral_item = ("N/A", "N/A", "N/A")
 
     def fields(self, item: tuple[str, str, str]) -> dict[str, str]:
+        """The template's ``object``, ``receptacle`` and ``room`` fields of an (object, receptacle, room) item."""
         obj, receptacle, room = item
         return {"object": obj, "receptacle": receptacle, "room": room}
 
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        """True for ``Answer: yes``, False for ``Answer: no``; a failure
+        when the reply declares no valid answer or conflicting ones."""
         return self.ANSWER.parse(text, prompt)
 
 

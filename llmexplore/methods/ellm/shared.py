@@ -26,6 +26,7 @@ def shared(key: tuple, build: Callable[[], T]) -> T:
 
 
 def embedder(path: Path):
+    """This process's one ``SentenceEmbedder`` for the model folder ``path`` (keyed by its resolved path)."""
     from llmexplore.methods.ellm.embedding import SentenceEmbedder
 
     return shared(("embedder", str(Path(path).resolve())), lambda: SentenceEmbedder(path))

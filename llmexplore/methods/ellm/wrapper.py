@@ -64,6 +64,8 @@ class GoalRewardWrapper(gym.Wrapper):
 
     # -- gym ----------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start an episode and suggest its first goals; ``ellm_reward`` carries the
+        reward of the transition that ended the previous episode (0 if none)."""
         obs, info = self.env.reset(seed=seed, options=options)
         carried, self._pending = self._pending, 0.0
         self._episode = {"ellm_reward": 0.0, "ellm_goals_achieved": 0.0, "ellm_suggestions": 0.0, "steps": 0.0}
@@ -72,6 +74,8 @@ class GoalRewardWrapper(gym.Wrapper):
         return self._emit(obs, carried), info
 
     def step(self, action):
+        """Reward the step against the previous state's goals, suggest the new state's, and
+        write both keys; at an episode's end, add ELLM's totals to the episode stats."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         r = float(self.transition_reward(action, obs, info))
         self._episode["ellm_reward"] += r
@@ -90,6 +94,7 @@ class GoalRewardWrapper(gym.Wrapper):
 
     # -- helpers ------------------------------------------------------------------------------
     def count_achieved(self, n: int) -> None:
+        """Add ``n`` to this episode's ``ellm_goals_achieved`` statistic."""
         self._episode["ellm_goals_achieved"] += n
 
     def goal_vector(self, goals: Sequence[str]) -> np.ndarray:

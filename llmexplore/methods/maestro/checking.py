@@ -37,6 +37,8 @@ def check_result(spec: FunctionSpec, value: Any, obs: dict[str, Any]) -> Any:
 
 
 def probe_inputs(spec: FunctionSpec) -> list[tuple[Any, ...]]:
+    """Argument tuples to smoke-run ``spec``'s function on every probe state;
+    a policy's states get a non-empty ``available`` and an empty memory."""
     out = []
     for obs in probe_observations():
         if spec.returns == "skill":

@@ -57,10 +57,13 @@ class CodeTarget:
 
     @property
     def spec(self) -> FunctionSpec:
+        """The sandbox signature the target's function must have (``FUNCTIONS[function]``)."""
         return FUNCTIONS[self.function]
 
     @property
     def path(self) -> str:
+        """The file's path in the code folder: ``skills/<skill>/<function>.py``,
+        ``policies/training.py`` or ``policies/tasks/<task>.py``."""
         if self.kind == "skill":
             return f"skills/{self.target}/{self.function}.py"
         if self.kind == "training policy":
@@ -68,6 +71,8 @@ class CodeTarget:
         return f"policies/tasks/{self.target}.py"
 
     def request(self, feedback: str = "none") -> CodeRequest:
+        """The ``maestro_code`` item for this target; ``feedback`` is
+        "none" on a first try, else why the previous reply was refused."""
         spec = self.spec
         return CodeRequest(kind=self.kind, target=self.target, description=self.description,
                            signature=f"{spec.name}({', '.join(spec.params)})",
@@ -75,11 +80,14 @@ class CodeTarget:
 
 
 def skill_targets(skills: Sequence[str] = SKILLS) -> list[CodeTarget]:
+    """An initiation and a termination target per skill, in canonical skill
+    order; ConfigError for an unknown, repeated or empty skill list."""
     return [CodeTarget("skill", s, fn, f"a skill that {SKILL_DESCRIPTIONS[s]}")
             for s in check_skills(skills) for fn in ("initiation", "termination")]
 
 
 def training_target(skills: Sequence[str] = SKILLS) -> CodeTarget:
+    """The training-time policy over ``skills``, described with the practice plan the LM should follow."""
     names = ", ".join(check_skills(skills))
     return CodeTarget("training policy", TRAINING, "select_skill",
                       f"the policy over skills used while the skills ({names}) are trained; it should give "
@@ -90,14 +98,18 @@ def training_target(skills: Sequence[str] = SKILLS) -> CodeTarget:
 
 
 def task_target(name: str, goal: str) -> CodeTarget:
+    """A zero-shot task's policy over skills, described by the task's goal text (whitespace collapsed)."""
     return CodeTarget("task", name, "select_skill", " ".join(goal.split()))
 
 
 def file_digest(text: str) -> str:
+    """sha256 hex digest of the text's UTF-8 bytes, as the manifest records each file."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def read_manifest(root: Path) -> dict[str, Any]:
+    """The code folder's manifest, always with a ``files`` table (empty when
+    there is no manifest yet); ConfigError when it is not valid JSON."""
     path = root / MANIFEST
     if not path.is_file():
         return {"files": {}}
@@ -111,6 +123,8 @@ def read_manifest(root: Path) -> dict[str, Any]:
 
 
 def is_current(root: Path, target: CodeTarget, manifest: dict[str, Any]) -> bool:
+    """Whether the target's file exists and still has the digest the
+    manifest recorded, so a rerun keeps it instead of asking again."""
     entry = manifest["files"].get(target.path)
     path = root / target.path
     if not entry or not path.is_file():

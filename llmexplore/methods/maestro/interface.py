@@ -159,11 +159,14 @@ class GroundMemory:
         self.reset()
 
     def reset(self) -> None:
+        """Forget the last map and position: nothing is known under the agent until it moves."""
         self.under = -1
         self._glyphs: np.ndarray | None = None
         self._where: tuple[int, int, int, int] | None = None  # dungeon, level, row, column
 
     def update(self, glyphs: np.ndarray, blstats: np.ndarray) -> int:
+        """The feature index under the agent now (-1: none or not known), read from the previous
+        map when the agent moved within the same level; keeps this map for the next step."""
         dnum, dlevel, row, column = self._where_fields
         where = (int(blstats[dnum]), int(blstats[dlevel]), int(blstats[row]), int(blstats[column]))
         last = self._where
@@ -178,6 +181,7 @@ class GroundMemory:
 
 
 def inventory(inv_strs: np.ndarray) -> tuple[str, ...]:
+    """Descriptions of the carried items, one per non-empty ``inv_strs`` row (latin-1, cached per inventory)."""
     rows = np.ascontiguousarray(inv_strs, dtype=np.uint8)
     return _inventory(rows.tobytes(), rows.shape[1])
 
@@ -196,11 +200,15 @@ class EpisodeCounters:
         self.reset({})
 
     def reset(self, view: Mapping[str, Any]) -> None:
+        """Zero the episode counters; the depth and experience-level
+        maxima start at the view's values (1 when absent)."""
         self.values = {name: 0 for name in COUNTER_FIELDS}
         self.values["max_depth"] = int(view.get("depth", 1))
         self.values["max_experience_level"] = int(view.get("experience_level", 1))
 
     def update(self, view: Mapping[str, Any], stepped: bool) -> None:
+        """Count an agent action (``stepped``), the kills, sales and altar tests the message
+        reports, and new depth and level maxima (ignoring a game-over screen's zeros)."""
         v = self.values
         if stepped:
             v["episode_steps"] += 1

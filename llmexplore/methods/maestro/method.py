@@ -100,10 +100,12 @@ class MaestroOptions(MethodOptions):
 
 
 def reward_model_dir(options: MaestroOptions, skill: str) -> Path:
+    """Skill ``skill``'s Motif reward-model folder, ``<reward_models>/<skill>``; not checked to exist."""
     return Path(options.reward_models).expanduser() / skill
 
 
 def limits_of(options: MaestroOptions) -> Limits:
+    """The default sandbox limits with the ``time_limit_ms`` wall-time limit per call of generated code."""
     return Limits(time_limit_s=options.time_limit_ms / 1000)
 
 
@@ -141,6 +143,8 @@ class MaestroMotif(IntrinsicReward):
     # -- checks before any work -------------------------------------------------------------------
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
+        """Refuse non-NetHack tasks, a skill without a valid reward-model
+        folder, and a code folder whose files are missing or fail validation."""
         options: MaestroOptions = run.options  # type: ignore[assignment]
         if run.task.family != "nethack":
             raise ConfigError(f"method 'maestro' runs on NetHack tasks only, not '{run.task.name}'",
@@ -158,10 +162,13 @@ class MaestroMotif(IntrinsicReward):
     # -- actor side -------------------------------------------------------------------------------
     @classmethod
     def env_keys(cls, task: TaskSpec, options: MaestroOptions) -> tuple[str, ...]:
+        """NLE's ``glyphs`` and ``inv_strs``, which the observation interface reads in the workers."""
         return RAW_KEYS
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: MaestroOptions, context: MethodContext) -> gym.Env:
+        """Add the episodic message count and the ``SkillWrapper``, which runs the generated
+        code (call-and-return) and adds the ``skill`` and ``skill_started`` keys."""
         counts = EpisodicMessageCount(env)
         program = SkillProgram(options.code, tuple(options.skills), options.policy, limits_of(options))
         return SkillWrapper(counts, program, counts, options.count_scope, seed=context.seed)
@@ -207,12 +214,16 @@ class MaestroMotif(IntrinsicReward):
         return batch.next_obs[SKILL_STARTED_KEY][..., 0].bool() | batch.dones.bool()
 
     def return_ends(self, batch: RewardBatch) -> torch.Tensor | None:
+        """[N, T] bool with ``returns: activation``: transitions after which
+        the skill hands over mid-episode; None with ``returns: episode``."""
         if self.options.returns == "episode":
             return None
         return self.activation_ends(batch) & ~batch.dones.bool()
 
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """r_int from the acting skill's model, [N, T] float32 on the batch's device, 0 on
+        transitions that end an episode; gathers the per-skill figures ``metrics`` reports."""
         started = time.perf_counter()
         r_int, r_hat, skill = self.scored(batch)
         live = (1.0 - batch.dones.float().cpu()).bool()
@@ -261,10 +272,14 @@ class MaestroMotif(IntrinsicReward):
         return out
 
     def state_dict(self) -> dict[str, Any]:
+        """No weights (the reward models are frozen): each skill's reward-model id
+        and the code digest, so that a resume can check it runs the same ones."""
         return {"reward_models": {s: sc.model_id for s, sc in zip(self.skills, self.scorers)},
                 "code": self.code_digest}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """DataError when a skill's reward model, or (for the training policy) the
+        generated code, is not the one the run was trained with; loads nothing."""
         saved = state.get("reward_models") or {}
         ours = {s: sc.model_id for s, sc in zip(self.skills, self.scorers)}
         changed = [s for s in saved if ours.get(s) not in (None, saved[s])]
@@ -277,4 +292,5 @@ class MaestroMotif(IntrinsicReward):
                             "now", hint="resume with the original code folder, or start a new run directory")
 
     def state_summary(self) -> dict[str, Any]:
+        """Each skill's reward-model id and the code digest (``state_dict``)."""
         return self.state_dict()

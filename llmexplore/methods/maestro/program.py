@@ -39,6 +39,8 @@ def policy_path(policy: str) -> str:
 
 
 def load_code(root: Path, rel: str, spec: FunctionSpec, limits: Limits) -> SandboxedCode:
+    """The function in ``root/rel``, validated against ``spec`` and compiled,
+    not yet run; ConfigError when the file is missing or refused."""
     path = root / rel
     if not path.is_file():
         raise ConfigError(f"generated code {path} is missing",
@@ -85,14 +87,18 @@ class SkillProgram:
 
     # -- the three questions --------------------------------------------------------------------
     def available(self, obs: dict[str, Any]) -> tuple[str, ...]:
+        """Skills whose initiation holds on ``obs``, in skill order; a failing initiation counts as False."""
         spec = FUNCTIONS["initiation"]
         return tuple(s for s in self.skills
                      if self._run(self.initiation[s], spec, obs, False, f"{s}.initiation"))
 
     def terminates(self, skill: str, obs: dict[str, Any]) -> bool:
+        """Whether ``skill``'s termination fires on ``obs``; a failing call counts as True (the skill stops)."""
         return self._run(self.termination[skill], FUNCTIONS["termination"], obs, True, f"{skill}.termination")
 
     def select(self, obs: dict[str, Any], memory: dict[str, Any]) -> str:
+        """The next skill, one of ``obs["available"]`` (must not be empty): the policy's choice,
+        or the first available skill when the call fails. ``memory`` is the policy's state."""
         fallback = obs["available"][0]
         return self._run(self.policy, FUNCTIONS["select_skill"], obs, fallback, "policy", memory)
 

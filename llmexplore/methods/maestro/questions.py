@@ -38,8 +38,11 @@ class MaestroCode(Question):
     answer_format = "one fenced code block marked python"
 
     def fields(self, item: CodeRequest) -> dict[str, str]:
+        """The template fields of a ``CodeRequest``: kind, target, description, signature, contract and feedback."""
         return {"kind": item.kind, "target": item.target, "description": item.description,
                 "signature": item.signature, "contract": item.contract, "feedback": item.feedback}
 
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        """The text of the reply's one python code block, unchecked;
+        a failure when there is none or several that differ."""
         return parse_code_block(text, prompt)

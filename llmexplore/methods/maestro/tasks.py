@@ -32,6 +32,7 @@ def zero_shot_tasks() -> Mapping[str, Any]:
 
 
 def get_zero_shot_task(name: str) -> Any:
+    """The zero-shot task record named ``name``; ConfigError when it is unknown or no tasks are installed."""
     tasks = zero_shot_tasks()
     if not tasks:
         raise ConfigError(f"unknown zero-shot task '{name}': no zero-shot tasks are installed "

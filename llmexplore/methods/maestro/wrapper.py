@@ -53,6 +53,8 @@ class SkillWrapper(gym.Wrapper):
 
     # -- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start an episode: fresh policy memory and counters, and the first skill chosen among
+        those whose initiation holds (the first skill if none); ``skill_started`` is 1."""
         obs, info = self.env.reset(seed=seed, options=options)
         if seed is not None:
             self.rng = np.random.default_rng([seed, 17])
@@ -71,6 +73,8 @@ class SkillWrapper(gym.Wrapper):
         return obs, info
 
     def step(self, action):
+        """Step, update the episode counters, and when the active skill terminates let the policy pick
+        the next; writes ``skill`` and ``skill_started``, and the skill stats at an episode's end."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._stats[f"maestro_steps_{self.skill}"] += 1
         view = self._game(obs)

@@ -29,6 +29,7 @@ from llmexplore.methods.maestro.tasks import get_zero_shot_task
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of ``successes`` out of ``n``, (low, high) within [0, 1]; (0, 1) when n is 0."""
     if n == 0:
         return (0.0, 1.0)
     p = successes / n
@@ -66,6 +67,9 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
                   greedy: bool = False, seed: int = 0, lm: LMConfig | None = None, code: str | None = None,
                   out: str | Path | None = None, metric: str = "count",
                   on_episode: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Play ``episodes`` episodes of a zero-shot task with a maestro run's checkpoint and the
+    task's policy over skills (generated when missing); returns the result record (also written
+    to ``out``): success rate with Wilson interval, per-episode rows, counts where measured."""
     from llmexplore.agents.policy import load_policy
     from llmexplore.agents.rollout import play_episode
     from llmexplore.agents.sf_env import build_env

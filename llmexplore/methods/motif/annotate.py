@@ -44,6 +44,7 @@ class AnnotationReport:
     pairs_per_second: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready plain data (``chunk`` as a list)."""
         d = asdict(self)
         d["chunk"] = list(self.chunk)
         return d
@@ -56,6 +57,8 @@ def annotator_name(model_id: str) -> str:
 
 
 def chunk_slice(n: int, chunk: tuple[int, int]) -> tuple[int, int]:
+    """[start, stop) of chunk ``(k, parts)`` over ``n`` pairs: contiguous, near-equal
+    slices that cover every pair; ConfigError for a chunk that does not exist."""
     k, parts = chunk
     if parts < 1 or not 0 <= k < parts:
         raise ConfigError(f"chunk {k} of {parts} does not exist", hint="chunks are numbered 0 .. n-1")

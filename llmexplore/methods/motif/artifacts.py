@@ -50,6 +50,7 @@ FORMAT_VERSION = 1
 
 
 def save_torch(path: Path, obj: Any) -> None:
+    """``torch.save`` into memory, then an atomic write: a crash never leaves half a file."""
     import torch
 
     buffer = io.BytesIO()
@@ -58,6 +59,7 @@ def save_torch(path: Path, obj: Any) -> None:
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A header row and the rows as CSV, written atomically."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(header)
@@ -66,6 +68,8 @@ def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) 
 
 
 def quantile_table(z_unique: np.ndarray) -> list[tuple[float, float]]:
+    """(quantile, value) of the z-scored rewards of unique messages at every
+    ``QUANTILE_GRID`` point (0, 0.05, ..., 0.95, 1; the ends are min and max)."""
     values = np.quantile(np.asarray(z_unique, dtype=np.float64), QUANTILE_GRID)
     return [(q, float(v)) for q, v in zip(QUANTILE_GRID, values)]
 
@@ -107,6 +111,7 @@ class LoadedRewardModel:
     path: Path
 
     def threshold(self, quantile: float) -> float:
+        """The z-scored reward at ``quantile``, linear between the saved grid points; ValueError outside [0, 1]."""
         return interpolate_quantile(self.quantiles, quantile)
 
 
@@ -125,6 +130,8 @@ def check_reward_model_dir(path: str | Path) -> Path:
 
 
 def load_reward_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedRewardModel:
+    """The frozen model (eval mode, no gradients, on ``device``) with its saved mean, std,
+    quantiles and id; ConfigError when the folder is incomplete, unreadable or inconsistent."""
     import torch
 
     from llmexplore.methods.motif.model import ARCHITECTURE, MotifRewardModel

@@ -45,6 +45,8 @@ class CheckpointPolicy:
     @classmethod
     def load(cls, run_dir: str | Path, checkpoint: str = "latest", task: str | None = None, greedy: bool = False,
              seed: int = 0) -> "CheckpointPolicy":
+        """A run's checkpoint (``latest`` or one ``load_policy`` accepts)
+        as the collection policy; ``task`` defaults to the run's own."""
         return cls(load_policy(run_dir, checkpoint), task=task, greedy=greedy, seed=seed)
 
     def _check_task_fits(self, trained_on: str) -> None:
@@ -66,12 +68,16 @@ class CheckpointPolicy:
 
     # -- CollectionPolicy ------------------------------------------------------------------------
     def make_env(self, extra_keys: tuple[str, ...]) -> gym.Env:
+        """One env built as in the run's training (its method's wrappers included) with the extra NLE keys."""
         return build_env(self.settings, uid=0, extra_keys=tuple(extra_keys))
 
     def reset(self, num_envs: int) -> None:
+        """Fresh recurrent states for ``num_envs`` envs."""
         self.state = self.policy.initial_state(num_envs)
 
     def act(self, obs: Mapping[str, np.ndarray], dones: np.ndarray) -> np.ndarray:
+        """Actions (num_envs,) for the batched observations; the recurrent states of envs
+        flagged in ``dones`` restart first. Sampled, or the most likely with ``greedy``."""
         starting = torch.as_tensor(np.asarray(dones, dtype=bool))
         if bool(starting.any()):
             self.state[starting] = 0.0
@@ -80,6 +86,7 @@ class CheckpointPolicy:
         return actions
 
     def describe(self) -> dict[str, Any]:
+        """Run folder, checkpoint file, sha256, env steps, method, trained task and ``greedy``, for collection.json."""
         info = self.policy.checkpoint
         return {"kind": "checkpoint", "run_dir": self.policy.settings.run_dir, "checkpoint": str(info.path),
                 "sha256": info.sha256, "env_steps": info.env_steps, "method": self.policy.settings.run.method,

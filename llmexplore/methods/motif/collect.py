@@ -50,7 +50,9 @@ class CollectionPolicy(Protocol):
     def make_env(self, extra_keys: tuple[str, ...]) -> gym.Env:
         """One env as this policy expects it (wrappers included), with the extra NLE keys."""
 
-    def reset(self, num_envs: int) -> None: ...
+    def reset(self, num_envs: int) -> None:
+        """Called once before the first ``act``, with how many envs it will act for (all starting an episode)."""
+        ...
 
     def act(self, obs: Mapping[str, np.ndarray], dones: np.ndarray) -> np.ndarray:
         """obs: batched observations (num_envs, ...); dones: which envs just started a new episode."""
@@ -72,17 +74,21 @@ class RandomPolicy:
         self.num_actions = 0
 
     def make_env(self, extra_keys: tuple[str, ...]) -> gym.Env:
+        """The task's plain adapter env with the extra NLE keys; notes its action count for ``act``."""
         env = self.adapter.make_env(extra_keys=extra_keys)
         self.num_actions = int(env.action_space.n)
         return env
 
     def reset(self, num_envs: int) -> None:
+        """Remember how many envs ``act`` draws actions for."""
         self.num_envs = num_envs
 
     def act(self, obs: Mapping[str, np.ndarray], dones: np.ndarray) -> np.ndarray:
+        """Uniform random actions (num_envs,) int64; the observations are not read."""
         return self.rng.integers(self.num_actions, size=self.num_envs)
 
     def describe(self) -> dict[str, Any]:
+        """Only the kind, ``random``, for collection.json."""
         return {"kind": "random"}
 
 

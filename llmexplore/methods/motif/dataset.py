@@ -42,6 +42,7 @@ _BLSTATS_SIZES = {26, 27}
 
 
 def preference_name(annotator: str, goal: str, version: str) -> str:
+    """The label file's name (no .npy) of an annotation, ``<annotator>_msg_<goal>_<version>``, as published."""
     return f"{annotator}_msg_{goal}_{version}"
 
 
@@ -66,17 +67,21 @@ class PairDataset:
         return self.data["message"]
 
     def caption(self, index: int, side: int) -> str:
+        """The text of message ``side`` (0 or 1) of pair ``index``: bytes up to the first NUL, latin-1, stripped."""
         return _decode(self.messages[index, side])
 
     def captions(self, indices: Iterable[int]) -> list[tuple[str, str]]:
+        """(first, second) message texts of each given pair, in order."""
         return [(self.caption(i, 0), self.caption(i, 1)) for i in indices]
 
     # -- preference files -----------------------------------------------------------------
     @property
     def preference_dir(self) -> Path:
+        """``<root>/preference``, where the label files live (it may not exist yet)."""
         return self.root / "preference"
 
     def preference_names(self) -> list[str]:
+        """The annotations present (label file names without .npy), sorted; [] without a preference/ folder."""
         if not self.preference_dir.is_dir():
             return []
         return sorted(p.stem for p in self.preference_dir.glob("*.npy"))

@@ -80,16 +80,20 @@ class Motif(IntrinsicReward):
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
+        """Also refuse a ``reward_model`` folder that is missing or incomplete."""
         super().check_run(run)
         check_reward_model_dir(run.options.reward_model)
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: MotifOptions, context: MethodContext) -> gym.Env:
+        """Add the episodic message count N_ep(m) the reward divides by, kept in the workers."""
         return EpisodicMessageCount(env)
 
     # -- learner side ----------------------------------------------------------------------
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
+        """1[r_hat > eps] · r_hat / N_ep(m)^beta of each next message, [N, T]
+        float32 on the batch's device; 0 on transitions that end an episode."""
         started = time.perf_counter()
         n, t = batch.shape
         nxt = batch.next_obs
@@ -106,6 +110,8 @@ class Motif(IntrinsicReward):
         return r_int
 
     def metrics(self) -> dict[str, float]:
+        """Since the last call: distinct messages per step, cache hit rate, share of
+        rewarded steps, cache size and ms per batch; {} when no batch was scored."""
         steps, distinct, batches, hits, rewarded, seconds = self._counters
         if not batches:
             return {}
@@ -116,9 +122,11 @@ class Motif(IntrinsicReward):
         return out
 
     def state_dict(self) -> dict[str, Any]:
+        """No weights (the model is frozen): the reward model's folder and id, for the resume check."""
         return {"reward_model": str(Path(self.options.reward_model).resolve()), "model_id": self.model_id}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """DataError when the run was trained with another reward model (by id); loads nothing."""
         if state.get("model_id") not in (None, self.model_id):
             raise DataError(
                 f"this run was trained with reward model {state.get('model_id')} from {state.get('reward_model')}, "

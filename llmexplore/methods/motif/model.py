@@ -48,6 +48,7 @@ class MessageEncoder(nn.Module):
         self.fc = nn.Sequential(nn.Linear(channels * 5, out_dim), nn.ReLU())
 
     def forward(self, message: torch.Tensor) -> torch.Tensor:
+        """(B, 256) message bytes of any integer dtype -> (B, 128) float32 features."""
         x = self.embedding(message.long()).transpose(1, 2)  # (B, E, 256)
         return self.fc(self.convs(x))
 
@@ -71,6 +72,7 @@ class MotifRewardModel(nn.Module):
 
     @staticmethod
     def describe() -> dict[str, Any]:
+        """The architecture's name, input and output, as plain data."""
         return {"name": ARCHITECTURE, "input": "message bytes (256,)", "output": "scalar reward"}
 
 

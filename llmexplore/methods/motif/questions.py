@@ -45,14 +45,19 @@ class MotifPreference(Question):
         self.goal_instruction = goals[goal]
 
     def fields(self, item: tuple[str, str]) -> dict[str, str]:
+        """The template's goal instruction and the two captions of a (first, second) item."""
         first, second = item
         return {"goal_instruction": self.goal_instruction, "first": first, "second": second}
 
     def shortcut(self, item: tuple[str, str]) -> Any:
+        """A tie (2) without asking when both captions are the same; else ``NO_SHORTCUT``."""
         return LABEL_TIE if item[0] == item[1] else NO_SHORTCUT
 
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        """The declared ``Preferred:`` answer: 0 for message 1, 1 for message 2, 2 for
+        none; a failure when the reply declares no valid answer or conflicting ones."""
         return self.ANSWER.parse(text, prompt)
 
     def describe(self) -> str:
+        """Kind, prompt version and goal, e.g. ``motif_preference/default goal=defaultgoal``."""
         return f"{self.kind}/{self.version} goal={self.goal}"

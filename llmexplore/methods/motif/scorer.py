@@ -36,6 +36,7 @@ class RewardScorer:
 
     @property
     def cached(self) -> int:
+        """How many messages' r_hat the cache holds now."""
         return len(self._cache)
 
     @torch.no_grad()
@@ -71,4 +72,5 @@ class RewardScorer:
         return torch.from_numpy(values), len(distinct)
 
     def threshold(self, r_hat: torch.Tensor) -> torch.Tensor:
+        """r_hat where it exceeds ``eps``, else 0; same shape and dtype."""
         return torch.where(r_hat > self.eps, r_hat, torch.zeros_like(r_hat))

@@ -68,6 +68,8 @@ class RewardTrainingOptions(BaseModel):
         "drop", description="unknown labels (3): dropped as published, or counted as ties")
 
     def torch_device(self) -> torch.device:
+        """The device to train on; ``auto`` is cuda when one is
+        visible. ConfigError for ``cuda`` without a visible device."""
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         if self.device == "cuda" and not torch.cuda.is_available():
@@ -96,6 +98,8 @@ class PreparedData:
 
 
 def prepare_data(dataset: str | Path, annotation: str, options: RewardTrainingOptions) -> PreparedData:
+    """The annotation's usable pairs as a table of distinct messages, pair indices, labels 0-2,
+    game scores when saved, and a seeded train/val split; DataError when they cannot be split."""
     ds = open_pair_dataset(dataset)
     labels = np.asarray(ds.labels(annotation))
     unknown = int(np.count_nonzero(labels == LABEL_UNKNOWN))

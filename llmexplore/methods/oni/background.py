@@ -78,6 +78,8 @@ class BackgroundTrainer:
         return True
 
     def close(self, timeout: float = 30.0) -> None:
+        """Stop the thread after its current step (owed steps are dropped), waiting
+        up to ``timeout`` seconds for it; harmless when it never started."""
         with self.schedule.changed:
             self._stopping = True
             self.schedule.changed.notify_all()

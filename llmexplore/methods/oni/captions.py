@@ -73,9 +73,11 @@ class CaptionVocabulary:
         return self._rows[np.asarray(ids, dtype=np.int64)]
 
     def state_dict(self) -> dict[str, Any]:
+        """The captions in id order (ids are their positions)."""
         return {"captions": list(self.captions)}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Replace everything with the saved captions, each keeping its id; the raw-row lookup starts empty."""
         self.__init__()
         for caption in state["captions"]:
             self.id_of(caption)

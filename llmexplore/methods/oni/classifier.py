@@ -37,6 +37,7 @@ class CaptionClassifier(nn.Module):
         )
 
     def forward(self, message: torch.Tensor) -> torch.Tensor:
+        """(B, 256) message bytes -> (B, 2) float32 logits [unhelpful, helpful]."""
         return self.head(self.encoder(message))
 
 
@@ -69,6 +70,8 @@ class ClassifierModel(OnlineRewardModel):
         return (torch.softmax(network(rows), dim=-1)[:, 1] > self.threshold).float()
 
     def train_step(self, vocab: CaptionVocabulary, rng: np.random.Generator) -> None:
+        """One cross-entropy step on up to ``batch_size`` distinct labelled
+        captions, drawn without replacement; nothing before the first label."""
         with self.data_lock:
             n = len(self._ids)
             if n == 0:

@@ -52,15 +52,19 @@ class LazyLM(LanguageModel):
 
     @property
     def model_id(self) -> str:
+        """The real model's id; asking builds the model (and connects to its server)."""
         return self._built().model_id
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """One completion per prompt from the real model, built on the first call."""
         return self._built().generate(prompts, params)
 
     def score(self, prompts: Sequence[str], lead: str, options: Sequence[str]) -> list[list[float]]:
+        """log P(option | prompt, lead) per prompt and option, from the real model (built on first use)."""
         return self._built().score(prompts, lead, options)
 
     def close(self) -> None:
+        """Close the real model if it was built; a later call builds it again."""
         with self._lock:
             if self._lm is not None:
                 self._lm.close()
@@ -86,24 +90,33 @@ class OnlineLabeler:
         self._closed = False
 
     def submit(self, items: Iterable[Any]) -> SubmitResult:
+        """Queue the items neither labelled nor pending, starting the service's
+        worker on the first call (not after ``close``); never waits for the LM."""
         if not self._started and not self._closed:
             self.service.start()
             self._started = True
         return self.service.submit(items)
 
     def poll(self) -> list[tuple[Any, Any]]:
+        """(item, label) pairs labelled since the last poll, oldest first;
+        an unreadable reply gives the question's ``unknown`` label."""
         return self.service.poll()
 
     def labels(self) -> dict[Hashable, Any]:
+        """A copy of the whole label table, by the question's item key."""
         return self.service.labels()
 
     def stats(self) -> dict[str, Any]:
+        """The service's counters, queue length, label total and recent label rate, for metrics."""
         return self.service.stats()
 
     def state_dict(self) -> dict[str, Any]:
+        """Label table, pending items and counters as plain data, for checkpoints."""
         return self.service.state_dict()
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore the label table and the pending queue from a checkpoint (DataError
+        for another state version); pending items are asked once the worker starts."""
         self.service.load_state_dict(dict(state))
 
     def _report_wait(self, left_s: float) -> None:

@@ -291,17 +291,23 @@ class OniRetrieval(_Oni):
 
     @classmethod
     def make_question(cls, options: OniOptions, prompts: str | None) -> Question:
+        """ONI's helpful-or-not question for ``goal`` in the chosen
+        prompt version; ConfigError for an unknown goal or version."""
         return OniClassification(goal=options.goal, version=options.prompt_version, prompts=prompts)
 
     def caption_values(self, ids: np.ndarray) -> np.ndarray:
+        """1.0 for captions the LM labelled helpful, else 0 (unlabelled, unhelpful or unreadable), float32."""
         self.table.ensure(len(self.vocab))
         return (self.table.get(ids) == 1).astype(np.float32)
 
     def caption_labelled(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each caption has a readable 0/1 label (bool)."""
         self.table.ensure(len(self.vocab))
         return self.table.get(ids) >= 0
 
     def receive(self, labelled: Iterable[tuple[Any, Any]]) -> None:
+        """Store each (caption, label) in the label table (None: unreadable, never
+        asked again), numbering new captions, and hand it to ``on_label``."""
         for caption, label in labelled:
             cid = self.vocab.id_of(caption)
             self.table.ensure(cid + 1)
@@ -309,9 +315,11 @@ class OniRetrieval(_Oni):
             self.on_label(cid, label)
 
     def on_label(self, caption_id: int, label: Any) -> None:
+        """Hook for a label just stored; retrieval needs nothing more."""
         pass
 
     def request(self, distinct: np.ndarray, inverse: np.ndarray, valid: np.ndarray, values: np.ndarray) -> None:
+        """Submit the batch's captions that have no label yet (the service skips those already pending)."""
         self.table.ensure(len(self.vocab))
         unseen = distinct[self.table.get(distinct) == NO_LABEL]
         self.labeler.submit([self.vocab.captions[i] for i in unseen])
@@ -401,26 +409,36 @@ class OniClassificationMethod(_OnlineModel, OniRetrieval):
         self._setup_training(options, context.seed)
 
     def on_label(self, caption_id: int, label: Any) -> None:
+        """Add a readable 0/1 label to the classifier's training set; a new example
+        owes a burst of steps while labels are fewer than ``burst_until``."""
         if label in (0, 1) and self.model.add(caption_id, int(label)):
             self.schedule.on_new_labels(len(self.model))
 
     def caption_values(self, ids: np.ndarray) -> np.ndarray:
+        """1.0 where the classifier's p(helpful) exceeds ``threshold``,
+        else 0, float32; all 0 before its first step."""
         if not self.model.trained:
             return np.zeros(len(ids), dtype=np.float32)
         return self.model.values(ids, self.vocab)
 
     def metrics(self) -> dict[str, float]:
+        """ONI's shared counters plus the classifier's loss, accuracy, steps and examples."""
         return {**super().metrics(), **self._model_metrics()}
 
     def state_dict(self) -> dict[str, Any]:
+        """ONI's shared state (captions, label table, pending questions) plus classifier,
+        optimiser, schedule and both random streams, read with training paused."""
         return {**super().state_dict(), **self._model_state()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore the shared state (rebuilding the training set from the labels), then
+        classifier, schedule and random streams; an empty state changes nothing."""
         super().load_state_dict(state)
         if state:
             self._load_model_state(state)
 
     def state_summary(self) -> dict[str, Any]:
+        """ONI's shared summary plus the classifier's steps and training examples."""
         return {**super().state_summary(), "model_steps": self.model.version, "examples": len(self.model)}
 
 
@@ -449,23 +467,31 @@ class OniRanking(_OnlineModel, _Oni):
 
     @classmethod
     def make_question(cls, options: RankingOptions, prompts: str | None) -> Question:
+        """Motif's preference question for ``goal`` in the chosen
+        prompt version; ConfigError for an unknown goal or version."""
         return MotifPreference(goal=options.goal, version=options.prompt_version, prompts=prompts)
 
     def caption_values(self, ids: np.ndarray) -> np.ndarray:
+        """The preference model's raw r(m) per caption, float32; all 0 before its first step."""
         if not self.model.trained:
             return np.zeros(len(ids), dtype=np.float32)
         return self.model.values(ids, self.vocab)
 
     def step_rewards(self, values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """z = (r - mean) / std with earlier batches' statistics, kept above ``threshold``,
+        else 0; all 0 until the trained model's values have entered the statistics."""
         if not self.model.trained or float(self.stats.count) < 1:  # no statistics of the trained model yet
             return np.zeros_like(values)
         z = (values.astype(np.float64) - float(self.stats.mean)) / float(self.stats.std)
         return np.where(z > self.options.threshold, z, 0.0).astype(np.float32)
 
     def caption_labelled(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each caption is part of a labelled pair the model trains on (bool)."""
         return np.fromiter((int(i) in self.model.in_pairs for i in ids), dtype=bool, count=len(ids))
 
     def receive(self, labelled: Iterable[tuple[Any, Any]]) -> None:
+        """Add the labelled caption pairs to the model's training set (unreadable ones are
+        refused); new pairs owe a burst of steps while pairs are fewer than ``burst_until``."""
         added = False
         for (first, second), label in labelled:
             added |= self.model.add(self.vocab.id_of(first), self.vocab.id_of(second), int(label))
@@ -473,6 +499,9 @@ class OniRanking(_OnlineModel, _Oni):
             self.schedule.on_new_labels(len(self.model))
 
     def request(self, distinct: np.ndarray, inverse: np.ndarray, valid: np.ndarray, values: np.ndarray) -> None:
+        """Fold the batch's values into the reward statistics (once trained), put
+        every ``subsample``-th step's caption in the reservoir, and, while the
+        LM queue is short, submit ``pairs_per_batch`` random reservoir pairs."""
         if self.model.trained:
             import torch
 
@@ -485,16 +514,21 @@ class OniRanking(_OnlineModel, _Oni):
         self.labeler.submit(pairs)
 
     def metrics(self) -> dict[str, float]:
+        """ONI's shared counters, the model's training figures, the reservoir size and the reward statistics."""
         out = {**super().metrics(), **self._model_metrics()}
         out.update(oni_reservoir_size=float(self.reservoir.size), oni_reward_mean=float(self.stats.mean),
                    oni_reward_std=float(self.stats.std))
         return out
 
     def state_dict(self) -> dict[str, Any]:
+        """ONI's shared state, model, schedule and random streams (read with
+        training paused), the caption reservoir and the reward statistics."""
         return {**super().state_dict(), **self._model_state(), "reservoir": self.reservoir.state_dict(),
                 "reward_stats": {k: v.clone() for k, v in self.stats.state_dict().items()}}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore all that ``state_dict`` saved, rebuilding the pair training
+        set from the label table; an empty state changes nothing."""
         super().load_state_dict(state)
         if state:
             self._load_model_state(state)
@@ -502,6 +536,8 @@ class OniRanking(_OnlineModel, _Oni):
             self.stats.load_state_dict(state["reward_stats"])
 
     def state_summary(self) -> dict[str, Any]:
+        """ONI's shared summary plus model steps, labelled pairs, reservoir
+        size and captions offered, and a digest of the reservoir's captions."""
         captions = self.vocab.captions
         return {**super().state_summary(), "model_steps": self.model.version, "pairs": len(self.model),
                 "reservoir": self.reservoir.size, "reservoir_seen": self.reservoir.seen,

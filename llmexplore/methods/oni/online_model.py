@@ -48,6 +48,8 @@ class OnlineRewardModel(ABC):
 
     @property
     def trained(self) -> bool:
+        """Whether the values the learner gets come from a network that
+        has taken a step (before that the method pays nothing)."""
         return self.scoring_version > 0
 
     @property
@@ -112,6 +114,8 @@ class OnlineRewardModel(ABC):
                               "version": self.version})
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore network, optimiser and step count, drop every cached
+        value, and publish the weights when scoring with copies."""
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.version = int(state["version"])

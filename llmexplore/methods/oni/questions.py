@@ -36,10 +36,14 @@ class OniClassification(Question):
         self.goal_instruction = goals[goal]
 
     def fields(self, item: str) -> dict[str, str]:
+        """The template's goal instruction and the message (the item, a caption)."""
         return {"goal_instruction": self.goal_instruction, "message": item}
 
     def describe(self) -> str:
+        """Kind, prompt version and goal, e.g. ``oni_classification/default goal=defaultgoal``."""
         return f"{self.kind}/{self.version} goal={self.goal}"
 
     def parse(self, text: str | None, prompt: str | None = None) -> Parsed:
+        """1 for a declared ``Verdict: helpful``, 0 for ``unhelpful`` or ``not helpful``;
+        a failure when the reply declares no valid verdict or conflicting ones."""
         return self.ANSWER.parse(text, prompt)

@@ -45,6 +45,8 @@ class CaptionReservoir:
         self.seen = 0
 
     def add(self, ids: np.ndarray, rng: np.random.Generator) -> None:
+        """Offer caption ids in stream order (Algorithm R): they fill free slots, then each
+        replaces a random slot with probability capacity / its position in the stream."""
         ids = np.asarray(ids, dtype=np.int32)
         free = min(self.capacity - self.size, len(ids))
         if free:
@@ -66,9 +68,11 @@ class CaptionReservoir:
         return self.ids[rng.integers(0, self.size, size=(count, 2))].astype(np.int64)
 
     def state_dict(self) -> dict[str, Any]:
+        """A copy of the held ids, how many ids were offered, and the capacity."""
         return {"ids": self.ids[: self.size].copy(), "seen": self.seen, "capacity": self.capacity}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore the held ids and the offered count; the capacity grows when the saved sample is larger."""
         ids = np.asarray(state["ids"], dtype=np.int32)
         self.ids = np.zeros(max(self.capacity, len(ids)), dtype=np.int32)
         self.capacity = len(self.ids)
@@ -107,6 +111,8 @@ class RankingModel(OnlineRewardModel):
         return network(rows)
 
     def train_step(self, vocab: CaptionVocabulary, rng: np.random.Generator) -> None:
+        """One Bradley-Terry step on up to ``batch_size`` labelled pairs drawn without
+        replacement, gradient norm clipped at ``grad_clip``; nothing before the first pair."""
         with self.data_lock:
             n = len(self._pairs)
             if n == 0:

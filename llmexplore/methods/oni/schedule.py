@@ -49,6 +49,7 @@ class TrainingSchedule:
 
     @property
     def unlimited(self) -> bool:
+        """Whether no time budget applies (``time_share`` >= 1): owed steps all run at once."""
         return self.time_share >= 1.0
 
     def on_new_labels(self, total_labels: int) -> None:
@@ -91,9 +92,11 @@ class TrainingSchedule:
         return spent
 
     def state_dict(self) -> dict[str, Any]:
+        """Steps owed and taken; the time budget starts afresh on resume."""
         return {"pending": self.pending, "steps_done": self.steps_done}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore steps owed and taken, and wake a waiting training thread."""
         with self.changed:
             self.pending = int(state.get("pending", 0))
             self.steps_done = int(state.get("steps_done", 0))

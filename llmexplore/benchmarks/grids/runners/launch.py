@@ -59,6 +59,8 @@ class CellLaunch:
 
 
 def forwarded_env(extra: Iterable[str] = ()) -> dict[str, str]:
+    """The variables of this environment a remote cell must see too: ``LLMEXPLORE_*``, Hugging Face's offline
+    switches and the names in ``extra``."""
     names = set(FORWARDED_NAMES) | set(extra)
     return {k: v for k, v in os.environ.items() if k in names or k.startswith(FORWARDED_PREFIXES)}
 
@@ -247,6 +249,8 @@ def run_cells(launches: list[CellLaunch], stop_grace: float = 60.0) -> dict[str,
 
 
 def read_exit_file(path: str | Path) -> int | None:
+    """The exit code a launcher wrote for its cell; None while there is no readable file (the cell still runs,
+    or its launcher was stopped or requeued before writing one)."""
     try:
         return int(json.loads(Path(path).read_text())["exit_code"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -45,6 +45,7 @@ def endpoints(cells: Iterable[Cell]) -> list[LMConfig]:
 
 
 def check_endpoints(cells: Iterable[Cell]) -> None:
+    """Check each distinct LM server of the cells once; raises at the first one down or lacking its model."""
     for lm in endpoints(cells):
         check_lm_endpoint(lm)
 

@@ -88,12 +88,14 @@ class LocalJob(CellJob):
         self._log = log
 
     def poll(self) -> int | None:
+        """The process's exit code once it has ended (its log file is closed then), else None."""
         code = self.process.poll()
         if code is not None:
             self._log.close()
         return code
 
     def cancel(self, grace_seconds: float) -> None:
+        """SIGINT to the cell's process group (it checkpoints and exits); SIGKILL after ``grace_seconds``."""
         if self.process.poll() is not None:
             return
         os.killpg(self.process.pid, signal.SIGINT)  # sample-factory checkpoints and exits
@@ -113,17 +115,23 @@ class LocalBackend(GridBackend):
 
     @property
     def capacity(self) -> int:
+        """``jobs``: how many cells run side by side on this machine."""
         return self.jobs
 
     def check(self, grid: Grid) -> None:
+        """Refuse cells that want more GPUs than this machine has; warn when cells with several threads each
+        would share a machine other work keeps busy."""
         check_local_gpus(grid.cells)
         warning = busy_machine_warning(grid.cells, self.jobs)
         if warning:
             print(warning, file=sys.stderr, flush=True)
 
     def cell_env(self, cell: Cell) -> dict[str, str]:
+        """This process's environment with torch's thread counts set (ones already set are kept): the cell's
+        declared ``resources.cpus``, else an equal share of the cores."""
         declared = cell.resources.cpus if "cpus" in cell.resources.model_fields_set else None
         return thread_env(self.jobs, declared)
 
     def start(self, cell: Cell, attempt: int) -> LocalJob:
+        """Start the cell as a child process in its own session, its output appended to ``cell.log``."""
         return LocalJob(cell, attempt, self.cell_env(cell))

@@ -88,6 +88,8 @@ class RayJob(CellJob):
         self._code: int | None = None
 
     def poll(self) -> int | None:
+        """The cell's exit code once its task has ended, else None; a cancelled task gives 130 and a Ray
+        failure 1, each with ``reason`` set."""
         if self._code is not None:
             return self._code
         ready, _ = self._ray.wait([self.ref], timeout=0)
@@ -104,6 +106,8 @@ class RayJob(CellJob):
         return self._code
 
     def cancel(self, grace_seconds: float) -> None:
+        """Cancel the task (the cell gets to checkpoint), kill its worker if it lingers past the grace time,
+        then wait for a cell process still saving on this machine."""
         if self.poll() is not None:
             return
         self._ray.cancel(self.ref)  # KeyboardInterrupt in the task: the launcher lets the cell checkpoint
@@ -114,6 +118,7 @@ class RayJob(CellJob):
         wait_for_cell_process(self.cell.run_dir, grace_seconds)  # a cell still saving, when on this machine
 
     def describe(self) -> str:
+        """The Ray task's short id, to find it in Ray's dashboard."""
         return f"ray task {self.ref.task_id().hex()[:8]}"
 
 
@@ -131,10 +136,13 @@ class RayBackend(GridBackend):
 
     @property
     def capacity(self) -> int:
+        """``jobs`` when given, else how many cells the cluster's totals hold at once (set by ``check``)."""
         return self._capacity
 
     # -- set-up --------------------------------------------------------------------------------
     def check(self, grid: Grid) -> None:
+        """Connect to Ray (or start a local instance); refuse cells no live node can hold (``check_fit``) and
+        a loopback LM address on a cluster of several nodes; size ``capacity``."""
         ray = require("ray", "distributed", "the Ray grid backend")
         self._connect(ray)
         nodes = [n for n in ray.nodes() if n.get("Alive")]
@@ -163,6 +171,7 @@ class RayBackend(GridBackend):
 
     # -- cells ---------------------------------------------------------------------------------
     def start(self, cell: Cell, attempt: int) -> RayJob:
+        """Submit the cell as a Ray task with its resources and environment; only the runner retries it."""
         res = cell.resources
         launch = CellLaunch(cell_id=cell.id, run_dir=str(cell.run_dir), args=tuple(cell_command(cell)[1:]),
                             attempt=attempt, cpus=res.cpus, gpus=res.gpus, backend="ray")

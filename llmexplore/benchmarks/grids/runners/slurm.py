@@ -58,6 +58,7 @@ LEDGER_FILE = "jobs.json"
 
 # -- what a job asks for ------------------------------------------------------------------------
 def memory_flag(gb: float) -> str:
+    """sbatch's ``--mem`` for ``gb`` GB: whole GB as ``<N>G``, else rounded up to whole MB (``<N>M``)."""
     return f"{int(gb)}G" if float(gb).is_integer() else f"{math.ceil(gb * 1024)}M"
 
 
@@ -172,6 +173,8 @@ class SlurmCellJob(CellJob):
         self._reported: str | None = None
 
     def poll(self) -> int | None:
+        """The cell's exit code once known (kept from then on), from the exit file its launcher writes; 1,
+        with ``reason``, when submitting failed or the job ended without one. Submits waiting packs first."""
         if self.code is None:
             self.code = self._poll()
         return self.code
@@ -229,6 +232,8 @@ class SlurmCellJob(CellJob):
             return "UNKNOWN"
 
     def cancel(self, grace_seconds: float) -> None:
+        """scancel the cell's job, which stops every cell packed into it; a cell not yet submitted is only
+        dropped. With the local executor, also wait for the cells to save and exit."""
         if self.job is None:
             self.backend.drop(self)
             return
@@ -242,6 +247,7 @@ class SlurmCellJob(CellJob):
             wait_for_cell_process(self.cell.run_dir, grace_seconds)
 
     def describe(self) -> str:
+        """``to submit`` until the cell's job is submitted, then the job's id and its queue state."""
         if self.job is None:
             return "to submit"
         return f"{self.backend.kind} job {self.job.job_id} {self._state().lower()}"
@@ -264,13 +270,18 @@ class SlurmBackend(GridBackend):
 
     @property
     def kind(self) -> str:
+        """What runs the jobs, for messages: ``SLURM``, or ``local submitit`` with the local executor."""
         return "SLURM" if self.options.executor == "slurm" else "local submitit"
 
     @property
     def capacity(self) -> int:
+        """``jobs`` when given; else every cell on SLURM (its queue holds what does not fit yet), or this
+        machine's cores over the widest cell's with the local executor (set by ``check``)."""
         return self._capacity
 
     def check(self, grid: Grid) -> None:
+        """Create the job folder and refuse what cannot run: SLURM without sbatch or srun, a loopback LM
+        address or cells larger than its nodes; locally, more GPUs than this machine has."""
         self._folder = job_folder(grid, self.options)
         self._grid_name = safe_name(grid.name)
         if self.options.executor == "slurm":
@@ -290,6 +301,8 @@ class SlurmBackend(GridBackend):
         (self._folder / "exits").mkdir(parents=True, exist_ok=True)
 
     def start(self, cell: Cell, attempt: int) -> SlurmCellJob:
+        """Follow the job an earlier run of the grid left queued or running for the cell; else queue it for a
+        pack, submitted once ``pack`` equal cells wait or at the next poll."""
         assert self._folder is not None, "check() first"
         exit_file = self._folder / "exits" / f"{safe_name(cell.id)}.attempt{attempt}.{uuid.uuid4().hex[:8]}.json"
         launch = CellLaunch(cell_id=cell.id, run_dir=str(cell.run_dir), args=tuple(cell_command(cell)[1:]),
@@ -387,6 +400,7 @@ class SlurmBackend(GridBackend):
                                       python=self.options.python)
 
     def drop(self, job: SlurmCellJob) -> None:
+        """Forget a cell that was never submitted (it was cancelled before its pack went in)."""
         if job in self._unsubmitted:
             self._unsubmitted.remove(job)
 

@@ -38,6 +38,7 @@ class JobState:
 
     @property
     def ended(self) -> bool:
+        """Whether the job never runs again (``ENDED``, GONE too); PREEMPTED is not: it may be requeued."""
         return self.state in ENDED
 
     def __str__(self) -> str:
@@ -61,6 +62,8 @@ class SlurmQueue:
         self._checked = -math.inf
 
     def state(self, job_id: str) -> JobState:
+        """The job's last state from squeue (asked again when older than ``min_interval_s``); a job it does
+        not list is UNKNOWN while squeue fails, PENDING just after submission, GONE after that."""
         if time.time() - self._checked >= self.min_interval_s:
             self.refresh()
         found = self._states.get(job_id)

@@ -29,6 +29,7 @@ _BINOP_HELPERS = {ast.Add: "add", ast.Mult: "mul", ast.Pow: "pow", ast.LShift: "
 
 
 def helper(name: str) -> str:
+    """Helper ``name``'s name in the namespace, prefixed ``_llmx_``: generated code cannot spell it."""
     return HELPER_PREFIX + name
 
 

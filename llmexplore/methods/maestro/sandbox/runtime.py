@@ -55,11 +55,14 @@ class Budget:
         self.reset()
 
     def reset(self) -> None:
+        """Start a call: no ticks, no allocations, a deadline ``time_limit_s`` from now."""
         self.ticks = 0
         self.alloc = 0
         self.deadline = time.perf_counter() + self.limits.time_limit_s
 
     def tick(self) -> None:
+        """Count one step; BudgetExceeded past ``max_ticks``, or
+        past the deadline (the clock is read every 32 ticks)."""
         self.ticks += 1
         if self.ticks > self.limits.max_ticks:
             raise BudgetExceeded(f"more than {self.limits.max_ticks} steps (loop iterations, items or calls)")
@@ -76,6 +79,8 @@ class Budget:
             raise BudgetExceeded(f"more than {self.limits.time_limit_s * 1000:.0f} ms")
 
     def allocate(self, items: int) -> None:
+        """Count ``items`` new items; BudgetExceeded for one value
+        over ``max_items`` or a call's total over ``max_alloc``."""
         if items > self.limits.max_items:
             raise BudgetExceeded(f"a value of {items} items (the limit is {self.limits.max_items})")
         self.alloc += items

@@ -58,6 +58,7 @@ def weight(value: Any, cap: int, chars: bool = False) -> int:
 
 
 def is_container(value: Any) -> bool:
+    """Whether ``value`` is a list, tuple, set, frozenset, dict or dict view: a value to weigh before C walks it."""
     return isinstance(value, _CONTAINERS) or isinstance(value, _VIEWS)
 
 

@@ -47,6 +47,7 @@ class FunctionSpec:
     state: tuple[str, ...] = ()
 
     def fields_of(self, index: int) -> Fields | None:
+        """The documented fields of parameter ``index``; None when any key goes (or none are listed)."""
         return self.param_fields[index] if index < len(self.param_fields) else None
 
 
