@@ -108,16 +108,22 @@ class APT(IntrinsicReward):
         return inputs
 
     def knn_distance(self, features: torch.Tensor) -> torch.Tensor:
-        """Mean distance of each row to its k nearest rows among a random reference subset."""
+        """Mean distance of each row [N, F] to its k nearest other rows among a random reference subset
+        of the batch, [N]. A row drawn into the subset is not its own neighbour (its column is masked);
+        a row outside it keeps all of its nearest. k shrinks to the subset's size minus one when the batch
+        is that small; a batch of one row gives 0."""
         import torch
 
         n = features.shape[0]
         size = min(self.options.reference_size, n)
-        reference = features[torch.randperm(n, generator=self._generator)[:size].to(features.device)]
-        distances = torch.cdist(features, reference)
-        k = min(self.options.k + 1, size)  # +1: a row may find itself in the reference set
+        picked = torch.randperm(n, generator=self._generator)[:size].to(features.device)
+        distances = torch.cdist(features, features[picked])
+        distances[picked, torch.arange(size, device=features.device)] = float("inf")  # itself
+        k = min(self.options.k, size - 1)  # a row in the subset has size - 1 others
+        if k < 1:
+            return features.new_zeros(n)
         nearest, _ = distances.topk(k, dim=1, largest=False)
-        return nearest[:, 1:].mean(dim=1) if k > 1 else nearest[:, 0]
+        return nearest.mean(dim=1)
 
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:

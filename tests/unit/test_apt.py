@@ -60,3 +60,36 @@ def test_state_round_trip_and_images():
     feats_a = a.encoder(a._inputs(batch.next_obs))
     feats_b = b.encoder(b._inputs(batch.next_obs))
     assert torch.allclose(feats_a, feats_b)
+
+
+def _brute_force_knn(features: torch.Tensor, reference: torch.Tensor, k: int) -> torch.Tensor:
+    """Mean distance to the k nearest reference rows other than the row itself, one row at a time."""
+    out = []
+    for i, row in enumerate(features.tolist()):
+        others = [j for j in reference.tolist() if j != i]
+        dists = sorted(sum((a - b) ** 2 for a, b in zip(row, features[j].tolist())) ** 0.5 for j in others)
+        out.append(sum(dists[:k]) / k)
+    return torch.tensor(out, dtype=torch.float64)
+
+
+def test_knn_excludes_only_the_row_itself_also_beyond_the_reference_subset():
+    """A batch larger than the reference subset: rows outside it keep their true nearest neighbour."""
+    apt = _apt(k=3, reference_size=16)
+    g = torch.Generator().manual_seed(1)
+    features = torch.randn(40, 5, generator=g, dtype=torch.float64)
+    features[7] = features[30]  # an exact duplicate is a neighbour at distance 0, not "itself"
+    apt._generator.manual_seed(123)
+    got = apt.knn_distance(features)
+    apt._generator.manual_seed(123)
+    reference = torch.randperm(40, generator=apt._generator)[:16]  # the subset knn_distance drew
+    expected = _brute_force_knn(features, reference, k=3)
+    assert torch.allclose(got, expected, atol=1e-9)
+    outside = [i for i in range(40) if i not in set(reference.tolist())]
+    assert outside, "the check needs rows outside the subset"
+
+
+def test_knn_of_a_tiny_batch():
+    apt = _apt(k=12)
+    features = torch.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])
+    assert torch.allclose(apt.knn_distance(features), torch.tensor([7.5, 5.0, 7.5]))  # k falls to 2
+    assert apt.knn_distance(features[:1]).tolist() == [0.0]
