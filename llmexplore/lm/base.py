@@ -37,7 +37,8 @@ class LanguageModel(ABC):
     """A text-in, text-out model answering batches of prompts.
 
     ``name`` identifies the backend and endpoint kind (it is part of cache keys, since the
-    same model answers differently through a chat template), ``model_id`` the model.
+    same model answers differently through a chat template), ``model_id`` the model, and
+    ``cache_settings`` the rest of what changes its answers.
     """
 
     name: str = "lm"
@@ -50,8 +51,14 @@ class LanguageModel(ABC):
     @property
     @abstractmethod
     def model_id(self) -> str:
-        """Which model answers; with ``name`` it keys the cache, so what changes answers must change it."""
+        """Which model answers, readable; with ``name`` and ``cache_settings`` it keys the cache."""
         ...
+
+    def cache_settings(self) -> dict[str, Any]:
+        """What else changes this backend's answers (a system prompt, which weights, engine options), as
+        JSON data: part of every cache key (``cache.cache_namespace``), so answers made under other
+        settings are never reused. Empty (the default): ``name`` and ``model_id`` say it all."""
+        return {}
 
     @abstractmethod
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:

@@ -1,6 +1,21 @@
 """A persistent completion cache: nothing is ever asked of a language model twice.
 
-Keys hash (backend, model, sampling parameters, prompt). The file is SQLite in WAL mode:
+A key hashes everything that can change an answer, so a stored answer is only ever reused for
+the same question asked the same way:
+
+- the backend and endpoint (``name``: a chat template changes what the model reads);
+- the model (``model_id``: readable, e.g. ``gemma-3-270m@bfloat16``; the oracle's carries its
+  rule version and noise settings);
+- the backend's other settings that change answers (``cache_settings``: a system prompt, vLLM
+  engine options such as ``dtype``, and which weights: the model id names only a file or folder,
+  which other weights may share, so local backends add a hash of the weights' content, the same
+  on every machine a cache is copied to; ``hf_weights.weights_fingerprint``), as a digest after
+  ``#`` (``cache_namespace``); a backend without any (the oracle: nothing but its model id
+  changes its answers) keeps the plain ``name|model_id``, so its caches stay valid;
+- the sampling parameters (``SamplingParams.cache_text``) and the prompt.
+
+A key made under other settings simply misses: rows of older key formats stay in the file,
+unread, and are asked again once. The file is SQLite in WAL mode:
 many processes may read and write it at once, a killed process never loses a committed
 entry, and a torn write never corrupts it. Each ``LMCache`` object holds one connection
 (guarded by a lock, so threads may share it) and reopens it after a fork.
@@ -17,7 +32,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import MEMORY_CACHE, SamplingParams
@@ -40,6 +55,18 @@ CREATE TABLE IF NOT EXISTS completions (
 );
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+def cache_namespace(lm: LanguageModel) -> str:
+    """``<name>|<model_id>``, plus ``#<digest of cache_settings>`` when the backend has settings that change
+    answers: readable where it can be (``llmexplore lm cache`` lists rows by it), exact where it must be."""
+    namespace = f"{lm.name}|{lm.model_id}"
+    settings = lm.cache_settings()
+    if not settings:
+        return namespace
+    # default=str: an option JSON cannot hold still keys by its text (a needless miss at worst)
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{namespace}#{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
 
 
 def key_prefix(namespace: str, params_text: str) -> "hashlib._Hash":
@@ -238,7 +265,7 @@ class CachedLM(LanguageModel):
         self.answer = "generate"
         #: answer=score: subtract the options' scores for a content-free item (``questions.ask``)
         self.calibrate = True
-        self.namespace = f"{backend.name}|{backend.model_id}"
+        self.namespace = cache_namespace(backend)
         self.backend_calls = 0
         self.backend_prompts = 0
 
@@ -246,6 +273,10 @@ class CachedLM(LanguageModel):
     def model_id(self) -> str:
         """The wrapped backend's model id."""
         return self.backend.model_id
+
+    def cache_settings(self) -> dict[str, Any]:
+        """The wrapped backend's settings that change answers."""
+        return self.backend.cache_settings()
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         """Completions of the prompts: from the cache where stored, else from the backend (then stored)."""

@@ -168,12 +168,29 @@ class AnnotationService:
                     "pending": [_plain(item) for item in self._pending.values()],
                     "counters": dict(self.counters)}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore the answers (and the queue) a checkpoint saved; refuses another state version."""
+    def check_state(self, state: dict[str, Any]) -> None:
+        """DataError unless ``load_state_dict`` can take ``state``: its version, and the question its labels
+        answer (kind, prompt version and settings such as the goal; labels of another question would be
+        reused as answers to this one). A state without the entry (older checkpoints) is taken as it is,
+        and so is one naming only ``kind/version`` where the question now adds its settings: an older
+        checkpoint that did not record them."""
         from llmexplore.errors import DataError
 
         if state.get("version") != STATE_VERSION:
             raise DataError(f"annotation-service state has version {state.get('version')}, expected {STATE_VERSION}")
+        saved, current = state.get("kind"), self.question.describe()
+        older = isinstance(saved, str) and " " not in saved and saved == current.split(" ", 1)[0]
+        if saved is None or saved == current or older:
+            return
+        raise DataError(f"the checkpoint's LM labels answer the question {saved!r}, but this run asks "
+                        f"{current!r}: its labels would be taken as answers to another question",
+                        hint="resume with the goal and prompt version the run was started with, or start "
+                             "a new run folder for the new question settings")
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore the answers (and the queue) a checkpoint saved; refuses another state version or labels of
+        another question (``check_state``)."""
+        self.check_state(state)
         with self._lock:
             self._labels = {self.question.key(_hashable(i)): lab for i, lab in state["labels"]}
             self._pending = OrderedDict()

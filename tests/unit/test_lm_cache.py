@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from llmexplore.lm.base import Completion, TokenLogprob
 from llmexplore.lm.cache import CachedLM, LMCache, cache_key
@@ -97,3 +100,150 @@ def test_several_processes_share_one_cache(tmp_path: Path):
         assert cache.get(cache_key("ns", "p", f"own-{w}-{n - 1}")).text == f"own-{w}-{n - 1}"
     assert cache._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert cache._connect().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# -- what the key holds: every setting that changes an answer ------------------------------------------
+def test_the_oracle_keeps_its_plain_namespace_so_existing_caches_stay_valid(tmp_path: Path):
+    """The oracle's model id carries its rule version and noise, and nothing else changes its answers:
+    its key is ``oracle|<model id>`` as before, and rows written under it are still read."""
+    from llmexplore.lm.oracle import ORACLE_VERSION
+
+    path = tmp_path / "old.sqlite3"
+    namespace = f"oracle|llmexplore-oracle-{ORACLE_VERSION}"
+    old = LMCache(path)
+    old.put_many(namespace, [(cache_key(namespace, P.cache_text(), "a prompt"), Completion("stored before"))])
+    old.close()
+    backend = CountingOracle()
+    lm = CachedLM(backend, LMCache(path))
+    assert lm.namespace == namespace
+    assert lm.generate(["a prompt"], P)[0].text == "stored before" and backend.prompts_seen == []
+    noisy = CachedLM(OracleLM(placement_noise=0.1, placement_seed=2), LMCache())
+    assert noisy.namespace == "oracle|" + noisy.model_id  # noise is in the model id, as before
+
+
+class _Fake(OracleLM):
+    """An oracle with another name and settings, to see what ``CachedLM`` keys."""
+
+    name = "fake-chat"
+
+    def __init__(self, settings: dict):
+        super().__init__()
+        self.settings = settings
+
+    @property
+    def model_id(self) -> str:
+        return "weights"
+
+    def cache_settings(self) -> dict:
+        return self.settings
+
+
+def test_backend_settings_that_change_answers_are_part_of_the_key():
+    namespaces = {CachedLM(_Fake(s), LMCache()).namespace for s in
+                  ({"system": "Be brief."}, {"system": "Be thorough."}, {"weights": "ab"}, {"weights": "cd"})}
+    assert len(namespaces) == 4 and all(n.startswith("fake-chat|weights#") for n in namespaces)
+    # the digest is of the settings' content: the same settings in another order key the same rows
+    assert CachedLM(_Fake({"a": 1, "b": [2]}), LMCache()).namespace == CachedLM(_Fake({"b": [2], "a": 1}),
+                                                                               LMCache()).namespace
+
+
+def test_an_old_cache_file_is_read_and_rows_under_an_older_key_simply_miss(tmp_path: Path):
+    """Rows a real backend stored before its settings were keyed (``name|model_id``) are never taken for
+    answers made under settings they did not record; the file opens and the model is asked again."""
+    path = tmp_path / "old.sqlite3"
+    old = LMCache(path)
+    old.put_many("fake-chat|weights", [(cache_key("fake-chat|weights", P.cache_text(), "a prompt"),
+                                        Completion("answered under another system prompt"))])
+    old.close()
+    backend = _Fake({"system": "Be brief."})
+    lm = CachedLM(backend, LMCache(path))
+    assert lm.generate(["a prompt"], P)[0].text != "answered under another system prompt"
+    assert lm.stats()["misses"] == 1 and lm.cache.models() == {"fake-chat|weights": 1, lm.namespace: 1}
+    lm.close()
+
+
+def test_openai_keys_its_system_prompt_and_keeps_the_plain_key_without_one():
+    pytest.importorskip("openai")
+    from llmexplore.lm.backends.openai_backend import OpenAIBackend
+
+    def namespace(system):
+        backend = OpenAIBackend("m", "http://127.0.0.1:9/v1", system=system, check=False)
+        try:
+            return CachedLM(backend, LMCache()).namespace
+        finally:
+            backend.close()
+
+    assert namespace(None) == "openai-chat|m"  # unchanged: rows stored without a system prompt stay valid
+    assert len({namespace(None), namespace("Be brief."), namespace("Be thorough.")}) == 3
+
+
+def _weights(folder: Path, content: bytes) -> Path:
+    """A model folder of that content (config, one large weights file, hidden download metadata)."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text('{"model_type": "fake"}')
+    (folder / "model.safetensors").write_bytes(content * (300_000 // len(content)))
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "download.metadata").write_text(str(folder))  # machine-specific: left out
+    return folder
+
+
+def _transformers_lm(monkeypatch, model: Path, **options) -> CachedLM:
+    """The transformers backend over stand-ins for the tokenizer and model (no weights are loaded)."""
+    import torch
+
+    from llmexplore.lm.backends import transformers_backend as tb
+
+    class Loaded:
+        pad_token_id, eos_token, chat_template = 0, "</s>", None
+
+        @classmethod
+        def from_pretrained(cls, path, **kw):
+            return cls()
+
+        def to(self, device):
+            return self
+
+        def eval(self):
+            return self
+
+    fake = SimpleNamespace(AutoTokenizer=Loaded, AutoModelForCausalLM=Loaded)
+    monkeypatch.setattr(tb, "require", lambda module, *a: torch if module == "torch" else fake)
+    return CachedLM(tb.TransformersBackend(str(model), **options), LMCache())
+
+
+def test_transformers_keys_the_weights_content_dtype_and_system_prompt(monkeypatch, tmp_path: Path):
+    first = _weights(tmp_path / "a" / "model", b"first fine-tune ")
+    other = _weights(tmp_path / "b" / "model", b"other fine-tune ")  # same folder name, other weights
+    copy = _weights(tmp_path / "elsewhere" / "model", b"first fine-tune ")  # the same weights, moved
+    ns = {name: _transformers_lm(monkeypatch, path).namespace
+          for name, path in (("first", first), ("other", other), ("copy", copy))}
+    assert ns["first"] != ns["other"] and ns["first"] == ns["copy"]
+    assert ns["first"].startswith("transformers-")
+    assert "|model#" in ns["first"]  # still readable
+    assert _transformers_lm(monkeypatch, first, system="Be brief.").namespace != ns["first"]
+    assert _transformers_lm(monkeypatch, first, dtype="bfloat16").namespace != ns["first"]
+    assert _transformers_lm(monkeypatch, first, batch_size=2, threads=1).namespace == ns["first"]
+
+
+def test_vllm_keys_the_weights_content_engine_options_and_system_prompt(monkeypatch, tmp_path: Path):
+    from llmexplore.lm.backends import vllm_backend as vb
+
+    engines: list[dict] = []
+    fake = SimpleNamespace(LLM=lambda **kw: engines.append(kw))
+    monkeypatch.setattr(vb, "require", lambda *a: fake)
+    first = _weights(tmp_path / "a" / "model", b"first fine-tune ")
+    other = _weights(tmp_path / "b" / "model", b"other fine-tune ")
+    copy = _weights(tmp_path / "elsewhere" / "model", b"first fine-tune ")
+
+    def namespace(path: Path, **options) -> str:
+        return CachedLM(vb.VLLMBackend(str(path), **options), LMCache()).namespace
+
+    base = namespace(first)
+    assert base.startswith("vllm-chat|model#") and base == namespace(copy) and base != namespace(other)
+    assert namespace(first, dtype="float16") != base and namespace(first, dtype="bfloat16") != namespace(
+        first, dtype="float16")
+    assert namespace(first, system="Be brief.") != base
+    assert namespace(first, quantization="awq") != base and namespace(first, seed=1) != base
+    # options that change only speed or memory keep the rows
+    assert namespace(first, gpu_memory_utilization=0.5, tensor_parallel_size=2) == base
+    assert engines[-1]["gpu_memory_utilization"] == 0.5  # every option still reaches the engine

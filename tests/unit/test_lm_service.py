@@ -119,6 +119,38 @@ def test_state_round_trip_loses_nothing():
     assert lm2.backend_prompts == 6  # only the pending ones were asked
 
 
+@pytest.mark.parametrize("saved, asked", [
+    (OniClassification(), OniClassification(goal="combat")),
+    (MotifPreference(), MotifPreference(version="reworded")),
+    (MotifPreference(), MotifPreference("gold")),
+    (OniClassification(), MotifPreference()),
+])
+def test_a_state_of_another_question_is_refused_naming_both_and_the_fix(saved, asked):
+    """Labels answer one question (kind, prompt version, goal): a resume asking another must not reuse them."""
+    from llmexplore.errors import DataError
+
+    service = AnnotationService(CachedLM(GatedOracle(), LMCache()), saved)
+    service.submit([("a", "b")] if isinstance(saved, MotifPreference) else ["a"])
+    state = service.state_dict()
+    resumed = AnnotationService(CachedLM(GatedOracle(), LMCache()), asked)
+    with pytest.raises(DataError) as err:
+        resumed.load_state_dict(state)
+    text = f"{err.value} {err.value.hint}"
+    assert saved.describe() in text and asked.describe() in text
+    assert "new run folder" in text and "goal and prompt version" in text
+    assert resumed.pending() == 0 and resumed.labels() == {}  # nothing was loaded
+
+
+def test_older_states_without_the_question_settings_load_as_before():
+    backend, lm, service = make()
+    service.submit(captions(3))
+    state = service.state_dict()
+    for older in ({k: v for k, v in state.items() if k != "kind"}, {**state, "kind": "oni_classification/default"}):
+        resumed = AnnotationService(CachedLM(GatedOracle(), LMCache()), OniClassification())
+        resumed.load_state_dict(older)
+        assert resumed.pending() == 3
+
+
 def test_pairs_for_ranking_and_failures_are_counted():
     backend = GatedOracle()
     lm = CachedLM(backend, LMCache())

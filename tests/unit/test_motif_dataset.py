@@ -107,3 +107,42 @@ def test_unknown_labels_are_dropped_as_published_or_counted_as_ties_on_request(t
     tied = prepare_data(root, name, RewardTrainingOptions(unknown="tie"))
     assert len(tied.labels) == 6 and tied.fingerprint["label_counts"] == {"first": 2, "second": 2, "tie": 2}
     assert sorted(tied.labels.tolist()) == [0, 0, 1, 1, 2, 2]
+
+
+def test_temporary_files_left_by_a_crash_are_not_annotations(tmp_path, monkeypatch):
+    """A crash while creating a label file leaves its temporary file in preference/; it is never listed
+    as an annotation, so opening the dataset neither checks it nor fails on it."""
+    from llmexplore.methods.motif import dataset as dataset_module
+
+    root = make_published(tmp_path / "d")
+    pref = root / "preference"
+    (pref / "llama70b_msg_gold_default.tmp.npy").write_bytes(b"\x93NUMPY\x01")  # an earlier version's, torn
+    (pref / "._llama70b_msg_defaultgoal_default.npy").write_bytes(b"\x00\x05")  # hidden: no annotation name
+    ds = open_pair_dataset(root)
+    assert ds.preference_names() == ["llama70b_msg_defaultgoal_default"]
+
+    def crash(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(dataset_module.os, "fsync", crash)
+    with pytest.raises(OSError):
+        ds.open_labels("ours_msg_combat_default")
+    monkeypatch.undo()
+    assert len(list(pref.iterdir())) == 4  # the crash left its temporary file
+    assert open_pair_dataset(root).preference_names() == ["llama70b_msg_defaultgoal_default"]
+    labels = ds.open_labels("ours_msg_combat_default")  # and the next try writes it as if nothing happened
+    assert labels.tolist() == [3] * 6
+    assert open_pair_dataset(root).preference_names() == ["llama70b_msg_defaultgoal_default",
+                                                          "ours_msg_combat_default"]
+
+
+def test_a_dataset_written_after_a_crashed_write_holds_none_of_its_arrays(tmp_path):
+    from llmexplore.methods.motif.dataset import write_pair_dataset
+
+    root = tmp_path / "pairs"
+    stale = tmp_path / "pairs.partial" / "data"
+    stale.mkdir(parents=True)
+    np.save(stale / "tty_chars.npy", np.zeros((9, 2, 24, 80), np.uint8))  # a crashed write of 9 pairs
+    messages = np.stack([[encode_message(CAPTIONS[s]) for s in range(2)] for _ in range(4)])
+    ds = write_pair_dataset(root, {"message": messages}, {"score": np.zeros((4, 2), np.int64)})
+    assert len(ds) == 4 and sorted(ds.data) == ["message"] and not (tmp_path / "pairs.partial").exists()

@@ -315,6 +315,28 @@ def test_state_of_another_method_is_refused(tmp_path):
         make_method("oni-ranking", tmp_path).load_state_dict(state)
 
 
+def test_a_state_labelled_under_another_goal_is_refused_before_anything_loads(tmp_path):
+    """A resume with another goal (or prompt version) would take labels of one question for answers to
+    another; the error names both and the fix, and the method is left as it was built."""
+    trained = make_method("oni-retrieval", tmp_path)
+    batch = make_batch()
+    trained.reward(batch)
+    trained.update(batch)
+    wait_labels(trained, 4)
+    state = trained.state_dict()
+    trained.close()
+    resumed = make_method("oni-retrieval", tmp_path, goal="combat")
+    with pytest.raises(DataError, match="goal=defaultgoal.*goal=combat") as err:
+        resumed.load_state_dict(state)
+    assert "new run folder" in err.value.hint
+    assert len(resumed.vocab) == 0 and resumed.labeler.stats()["labels_total"] == 0
+    resumed.close()
+    same = make_method("oni-retrieval", tmp_path)
+    same.load_state_dict(state)  # the same question resumes as before
+    assert same.state_summary()["labels"] == len(state["service"]["labels"]) > 0
+    same.close()
+
+
 def test_scoring_from_a_checkpoint_never_contacts_the_lm(tmp_path):
     """Evaluation builds the method from a checkpoint and calls reward() only: no server is needed."""
     trained = make_method("oni-retrieval", tmp_path)

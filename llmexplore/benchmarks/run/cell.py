@@ -283,6 +283,8 @@ class CellSession:
     clock: float = field(default_factory=time.time)
     #: room set aside so that the record can still be rewritten when the disk fills
     reserve: SpaceReserve | None = None
+    #: env steps of the last heartbeat: how far this session provably got (what a failed session keeps)
+    beat_steps: int = 0
 
     @classmethod
     def start(cls, run: ResolvedRun, adapter: EnvAdapter, run_dir: Path, files: RunFiles,
@@ -304,19 +306,22 @@ class CellSession:
         running = Session(started_at=self.started_at, seconds=round(time.time() - self.clock, 3),
                           env_steps_start=self.start_steps, env_steps_end=env_steps, status="running")
         self.record.sessions = self.earlier + [running]
-        self.record.env_steps = env_steps
+        self.record.env_steps = self.beat_steps = env_steps
         self.record.updated_at = utc_now()
         self.record.write(self.run_dir)
 
     def fail(self, exc: BaseException) -> None:
         """Write the final record of a session that raised: interrupted for KeyboardInterrupt, else failed,
-        with the error, traceback and log tail; its env steps stay where the session started."""
+        with the error, traceback and log tail. It ends at its last heartbeat's env steps, the progress it
+        provably made (a killed session's record says as much), so the record never falls below what an
+        earlier heartbeat showed and the work done counts in steps/s."""
         record = self.record
         record.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         record.error = {"message": f"{type(exc).__name__}: {exc}",
                         "traceback": traceback.format_exc(limit=20),
                         "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
-        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps, self.start_steps)
+        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps,
+                       max(self.start_steps, self.beat_steps))
         self._write_last(record)
 
     def _write_last(self, record: RunRecord) -> None:

@@ -11,10 +11,13 @@ model whose scores are the pieces' negative merge ranks, which splits common wor
 frequent fragments ("hello" -> "hel" "lo"); the model never saw such splits. The
 conversion therefore rebuilds it as BPE, with merges ordered by those ranks, the way
 SentencePiece's own BPE encoder merges.
+
+``weights_fingerprint`` names what a weights folder holds, for the LM cache's keys.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -27,12 +30,48 @@ from llmexplore.errors import ConfigError, require
 MODEL_CACHE_ENV = "LLMEXPLORE_MODEL_CACHE"
 #: written last into a converted folder: a folder without it is an interrupted conversion
 _DONE = "llmexplore-converted.json"
+#: bytes read at each of three places of a large file for its fingerprint (``weights_fingerprint``)
+_SAMPLE = 1 << 16
 
 
 def model_cache_dir() -> Path:
     """Where converted .gguf models are kept: ``$LLMEXPLORE_MODEL_CACHE``, else ~/.cache/llmexplore/models."""
     return Path(os.environ.get(MODEL_CACHE_ENV) or "~/.cache/llmexplore/models").expanduser()
 
+
+def weights_fingerprint(path: Path) -> str:
+    """A short hash of what a weights folder (or single file) holds, for cache keys.
+
+    Content, not location: a cache copied or shared with another machine hits there for the same
+    weights wherever they lie, and misses for other weights behind the same path (a re-download of
+    a newer revision, another fine-tune in a folder of the same name). Each file counts by its
+    path inside the folder, its size and its bytes: all of a small file (config, tokenizer), three
+    64 KiB samples (start, middle, end) of a large one, so a multi-GB model costs a few reads.
+    Hidden files (download tools keep timestamps there) and our conversion marker (it names the
+    source's path on this machine) are left out."""
+    if path.is_file():
+        files = [(path, "")]
+    else:
+        files = sorted(((f, f.relative_to(path).as_posix()) for f in path.rglob("*")
+                        if f.is_file() and f.name != _DONE
+                        and not any(part.startswith(".") for part in f.relative_to(path).parts)),
+                       key=lambda item: item[1])
+    digest = hashlib.sha256()
+    for file, name in files:
+        try:
+            size = file.stat().st_size
+            digest.update(f"{name}\0{size}\0".encode())
+            with open(file, "rb") as fh:
+                if size <= 3 * _SAMPLE:
+                    digest.update(fh.read())
+                    continue
+                for offset in (0, (size - _SAMPLE) // 2, size - _SAMPLE):
+                    fh.seek(offset)
+                    digest.update(fh.read(_SAMPLE))
+        except OSError as exc:
+            raise ConfigError(f"cannot read the model file {file}: {exc.strerror or exc}",
+                              hint="check the weights' permissions") from None
+    return digest.hexdigest()[:16]
 
 
 def resolve_weights(model: str | None) -> Path:

@@ -134,6 +134,12 @@ class OpenAIBackend(LanguageModel):
         """The model requests name: the one given, else the server's only one (empty: unchecked, unset)."""
         return self._model
 
+    def cache_settings(self) -> dict[str, Any]:
+        """The system prompt, when set (part of what the model reads). The server's address is left out:
+        the served model's name says which model answers, and the same server moved to another host or
+        port (``lm serve`` on a free port) should still hit its answers."""
+        return {"system": self.system} if self.system else {}
+
     # -- model check -----------------------------------------------------------------------
     def served_models(self) -> list[str]:
         """The model ids the server lists at ``/models``; an unreachable server is tried 3 times, then

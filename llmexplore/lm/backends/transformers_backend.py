@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from llmexplore.errors import ConfigError, require
-from llmexplore.lm.backends.hf_weights import resolve_weights
+from llmexplore.lm.backends.hf_weights import resolve_weights, weights_fingerprint
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
 
@@ -69,6 +69,8 @@ class TransformersBackend(LanguageModel):
         self.autocast = autocast
         suffix = "" if dtype == "float32" and not autocast else f"@{autocast or dtype}"
         self._model_id = Path(model).expanduser().name.removesuffix(".gguf") + suffix  # type: ignore[arg-type]
+        #: what the loaded folder holds (a .gguf: its conversion), for cache keys
+        self._weights = weights_fingerprint(path)
         #: the kept shared prefix, its key/value cache and its last position's final hidden state
         self._prefix: tuple[tuple[int, ...], Any, Any] | None = None
         #: the shared prefix's own token log-probabilities (``prompt_logprobs``)
@@ -80,6 +82,13 @@ class TransformersBackend(LanguageModel):
         """The weights' file or folder name (``.gguf`` dropped), plus ``@<dtype>`` unless float32 without
         autocast, so each precision has its own cache rows."""
         return self._model_id
+
+    def cache_settings(self) -> dict[str, Any]:
+        """The weights' content (the model id names only the file or folder, which other weights may share)
+        and the system prompt (part of what the model reads). Device, batch size and threads are left
+        out: they change neither the question nor the model, at most the last bits of the arithmetic,
+        and keying them would miss for every machine with another device."""
+        return {"weights": self._weights, "system": self.system}
 
     # -- prompts ---------------------------------------------------------------------------
     def render(self, prompt: str) -> str:

@@ -9,6 +9,11 @@ Answer scoring (``score``) reads each option's tokens' log-probabilities from vL
 ``prompt_logprobs`` over the prompt followed by the option (token ids, so the option's
 tokens are exactly the ones scored); vLLM's prefix caching shares the prompt's work
 across options.
+
+Cache keys carry the weights' content (``weights_fingerprint``), the system prompt and every
+``vllm.LLM`` option except those known to change only speed or memory (``_RESOURCE_OPTIONS``):
+an option not known here (``dtype``, ``quantization``, ``max_model_len``, the engine's
+``seed`` ...) may change answers, so it keys them.
 """
 
 from __future__ import annotations
@@ -17,8 +22,17 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from llmexplore.errors import ConfigError, require
+from llmexplore.lm.backends.hf_weights import weights_fingerprint
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
+
+#: ``vllm.LLM`` options that change only speed, memory or placement, never an answer: left out of cache keys
+_RESOURCE_OPTIONS = frozenset({
+    "tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "swap_space",
+    "cpu_offload_gb", "max_num_seqs", "max_num_batched_tokens", "max_seq_len_to_capture", "enforce_eager",
+    "enable_prefix_caching", "disable_custom_all_reduce", "disable_log_stats", "distributed_executor_backend",
+    "download_dir",
+})
 
 
 class VLLMBackend(LanguageModel):
@@ -37,12 +51,20 @@ class VLLMBackend(LanguageModel):
         self.name = f"vllm-{endpoint}"
         self.system = system
         self._model_path = str(Path(model).expanduser())
+        #: what the weights hold and the engine options that may change answers, for cache keys
+        self._settings = {"weights": weights_fingerprint(Path(self._model_path)), "system": system,
+                          "engine": {k: v for k, v in llm_options.items() if k not in _RESOURCE_OPTIONS}}
         self._llm = self._vllm.LLM(model=self._model_path, **llm_options)
 
     @property
     def model_id(self) -> str:
         """The weights folder's name (the last part of its path)."""
         return Path(self._model_path).name
+
+    def cache_settings(self) -> dict[str, Any]:
+        """The weights' content (the folder name alone may be shared by other weights), the system prompt
+        and the engine options that may change answers (see the module's docstring)."""
+        return self._settings
 
     def _params(self, params: SamplingParams) -> Any:
         return self._vllm.SamplingParams(temperature=params.temperature, top_p=params.top_p,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -39,6 +40,8 @@ DATA_SHAPES: dict[str, tuple[int, ...]] = {
 }
 #: published blstats have 26 entries (an older NLE); both are accepted
 _BLSTATS_SIZES = {26, 27}
+#: ending of files written before they are renamed into place
+_TMP = ".tmp"
 
 
 def preference_name(annotator: str, goal: str, version: str) -> str:
@@ -81,10 +84,15 @@ class PairDataset:
         return self.root / "preference"
 
     def preference_names(self) -> list[str]:
-        """The annotations present (label file names without .npy), sorted; [] without a preference/ folder."""
+        """The annotations present (label file names without .npy), sorted; [] without a preference/ folder.
+
+        Not annotations, so left out: hidden files (no annotation name starts with a dot; ``open_labels``
+        writes its temporary file so) and ``<name>.tmp.npy``, the temporary file earlier versions wrote.
+        Either may be left by a crash, and listing it would make opening the dataset check it as labels."""
         if not self.preference_dir.is_dir():
             return []
-        return sorted(p.stem for p in self.preference_dir.glob("*.npy"))
+        return sorted(p.stem for p in self.preference_dir.glob("*.npy")
+                      if not p.name.startswith(".") and not p.stem.endswith(_TMP))
 
     def preference_path(self, name: str) -> Path:
         """The label file of annotation ``name``; a name that would lead out of preference/ is refused."""
@@ -108,7 +116,7 @@ class PairDataset:
         path = self.preference_path(name)
         self.preference_dir.mkdir(parents=True, exist_ok=True)
         if not path.exists():
-            tmp = path.with_suffix(".tmp.npy")
+            tmp = path.with_name(f".{path.name}{_TMP}")  # never listed as an annotation, even after a crash
             array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(len(self),))
             array[:] = LABEL_UNKNOWN
             array.flush()
@@ -192,13 +200,16 @@ def open_pair_dataset(root: str | Path, require: Sequence[str] = ("message",)) -
 
 def write_pair_dataset(root: str | Path, arrays: dict[str, np.ndarray], info: dict[str, np.ndarray],
                        meta: dict[str, Any] | None = None) -> PairDataset:
-    """Write a new dataset atomically: into a sibling temp folder, then renamed into place.
+    """Write a new dataset atomically: into a sibling temp folder (one a crashed write left is removed
+    first), then renamed into place.
 
     ``meta`` (how the data was collected) goes to ``collection.json``; readers ignore it."""
     root = Path(root)
     if (root / "data").exists():
         raise DataError(f"{root} already holds a pair dataset", hint="choose another folder or delete it")
     tmp = root.with_name(root.name + ".partial")
+    if tmp.exists():  # left by a write that crashed: none of its arrays may end up in this dataset
+        shutil.rmtree(tmp)
     for sub, group in (("data", arrays), ("info", info)):
         (tmp / sub).mkdir(parents=True, exist_ok=True)
         for key, value in group.items():

@@ -55,6 +55,10 @@ class LazyLM(LanguageModel):
         """The real model's id; asking builds the model (and connects to its server)."""
         return self._built().model_id
 
+    def cache_settings(self) -> dict[str, Any]:
+        """The real model's settings that change answers (building it, like ``model_id``)."""
+        return self._built().cache_settings()
+
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         """One completion per prompt from the real model, built on the first call."""
         return self._built().generate(prompts, params)
@@ -114,9 +118,14 @@ class OnlineLabeler:
         """Label table, pending items and counters as plain data, for checkpoints."""
         return self.service.state_dict()
 
+    def check_state(self, state: Mapping[str, Any]) -> None:
+        """DataError unless ``load_state_dict`` can take ``state`` (its version, and its labels answer the
+        question this run asks)."""
+        self.service.check_state(dict(state))
+
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore the label table and the pending queue from a checkpoint (DataError
-        for another state version); pending items are asked once the worker starts."""
+        """Restore the label table and the pending queue from a checkpoint (DataError for another state
+        version or labels of another question); pending items are asked once the worker starts."""
         self.service.load_state_dict(dict(state))
 
     def _report_wait(self, left_s: float) -> None:

@@ -239,6 +239,7 @@ class _Oni(IntrinsicReward):
             raise DataError(f"the checkpoint holds state of {state.get('method')!r} ({state.get('format')}), "
                             f"not of {self.name!r} ({STATE_FORMAT})",
                             hint="resume a run with the method it was started with")
+        self.labeler.check_state(state["service"])  # before anything is loaded: labels of another question
         self.vocab.load_state_dict(state["vocabulary"])
         self.labeler.load_state_dict(state["service"])
         self.receive(self.labeler.labels().items())
