@@ -83,6 +83,10 @@ def _serve(args: argparse.Namespace) -> int:
     for name in ("slow_rate", "error_rate", "rate_limit_rate", "drop_rate", "garbage_rate"):
         if not 0.0 <= getattr(faults, name) <= 1.0:
             raise ConfigError(f"--{name.replace('_', '-')} must be between 0 and 1")
+    total = faults.slow_rate + faults.error_rate + faults.rate_limit_rate + faults.drop_rate + faults.garbage_rate
+    if total > 1.0:  # one draw per request picks at most one fault: the rates are shares of the requests
+        raise ConfigError(f"the fault rates add up to {total:g}; they are shares of the requests and must sum to at "
+                          "most 1 (lower --slow-rate, --error-rate, --rate-limit-rate, --drop-rate or --garbage-rate)")
     for name in ("max_batch", "max_request_prompts", "max_request_bytes"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")

@@ -31,7 +31,8 @@ from llmexplore.lm.server_schedule import FairQueue, Job
 
 @dataclass
 class Faults:
-    """Fractions of completion requests that misbehave (drawn independently per request)."""
+    """Fractions of completion requests that misbehave: one draw per request picks at most one fault
+    (drop, error, rate limit, garbage, slow, in that order), so the rates add up and must sum to at most 1."""
 
     slow_rate: float = 0.0
     slow_s: float = 2.0
