@@ -8,14 +8,19 @@ embeddings of the episode's earlier observations:
 with C_t⁻¹ kept per env, started at I/λ and updated by rank one (Sherman–Morrison) after each bonus,
 ``C⁻¹ ← C⁻¹ − u uᵀ / (1 + b)`` with ``u = C⁻¹ φ``, and reset when an episode starts (its first
 observation enters C at once). The transition that ends an episode pays 0: what follows it is the next
-episode's first observation. The published actors paid φ(s_t)'s bonus on transition t and 0 on an
-episode's first step; paying φ(s_{t+1})'s on transition t is the suite's convention (docs/METHODS.md,
-"Whose observation pays"): the same bonuses, one step earlier. Bonuses are divided by their running
-standard deviation (published ``reward_norm=int``; ``normalize``).
+episode's first observation. The IMPALA code behind the paper paid φ(s_t)'s bonus on transition t, and
+0 on an episode's first step (the authors' sample-factory version pays that one, ‖φ(s_0)‖²/λ);
+paying φ(s_{t+1})'s on transition t is the suite's convention (docs/METHODS.md, "Whose observation
+pays"): the same bonuses, one step earlier. Bonuses are divided by their running standard deviation
+(``normalize``), as the sample-factory version does; the IMPALA code's ``reward_norm=int`` divided by a
+much larger number (its running moments counted T, not T·B, bonuses per batch; docs/METHODS.md).
 
 φ is the family's small policy encoder (``inverse_dynamics.py``) trained by inverse dynamics on every
-learner batch. The bonus is computed in the learner on the batch's own steps, env by env
-(``episodic.py``), with the φ of that moment, as the authors' sample-factory version does.
+learner batch; by default it ends in its linear layer, where the published φ ends in a ReLU (IMPALA) or a
+LayerNorm (sample-factory): ``embedding_output``. The authors clipped the gradients of φ and of the
+inverse head; here ``max_grad_norm`` does, off by default. The bonus is computed in the learner on the
+batch's own steps, env by env (``episodic.py``), with the φ of that moment, as the authors'
+sample-factory version does.
 """
 
 from __future__ import annotations
@@ -39,9 +44,17 @@ class E3BOptions(MethodOptions):
                            description="size of the embedding φ (published: 1,024 with IMPALA, 256 with APPO)")
     lr: float = Field(1e-4, gt=0, allow_inf_nan=False, description="Adam learning rate of φ and the inverse head")
     network: str = Field("small", description="the family's policy network φ copies (its architecture, fresh weights)")
-    normalize: bool = Field(True, description="divide bonuses by their running standard deviation (published)")
+    normalize: bool = Field(True, description="divide bonuses by their running standard deviation (the "
+                                              "sample-factory version; the IMPALA code's divisor was larger)")
     precision: Literal["float32", "float64"] = Field(
         "float64", description="dtype of the per-env C⁻¹: float64 keeps Sherman-Morrison exact over long episodes")
+    embedding_output: Literal["linear", "relu", "layernorm"] = Field(
+        "linear", description="what ends φ: its linear layer alone, a ReLU (the paper's IMPALA code) or a "
+                              "LayerNorm (the authors' sample-factory version)")
+    max_grad_norm: float | None = Field(
+        None, gt=0, allow_inf_nan=False,
+        description="clip the gradient norm of φ and of the inverse head, each on its own (published: 40 "
+                    "with IMPALA, 4 with sample-factory); null: no clipping")
 
 
 @register_method
@@ -61,7 +74,8 @@ class E3B(IntrinsicReward):
         super().__init__(options, context, obs_space)
         torch.manual_seed(context.seed)
         self.model = InverseDynamics(context.task, obs_space, options.network, options.embed_dim,
-                                     action_count(context)).to(self.device)
+                                     action_count(context),
+                                     embedding_output=options.embedding_output).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=options.lr)
         self.dtype = getattr(torch, options.precision)
         #: env uid -> C⁻¹ of its current episode, [D, D]
@@ -179,9 +193,10 @@ class E3B(IntrinsicReward):
 
     # -- training φ ----------------------------------------------------------------------------------
     def update(self, batch: RewardBatch) -> dict[str, float]:
-        """One Adam step of φ and the inverse head on the within-episode
-        transitions, reusing ``reward``'s embedding pass of the same batch."""
-        from llmexplore.methods.inverse_dynamics import inverse_loss, within_episode
+        """One Adam step of φ and the inverse head on the within-episode transitions, reusing
+        ``reward``'s embedding pass of the same batch; with ``max_grad_norm``, each one's gradient is
+        clipped first, as both of the authors' codes do."""
+        from llmexplore.methods.inverse_dynamics import clip_gradients, inverse_loss, within_episode
 
         phi_all = self._embed(batch)
         self._pending = None
@@ -191,6 +206,8 @@ class E3B(IntrinsicReward):
         loss, accuracy = inverse_loss(self.model, phi_now, phi_next, batch.actions.to(self.device), keep)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        clip_gradients([self.model.embed.parameters(), self.model.inverse.parameters()],
+                       self.options.max_grad_norm)
         self.optimizer.step()
         return {"e3b_inverse_loss": float(loss.detach()), "e3b_inverse_accuracy": accuracy}
 

@@ -11,6 +11,8 @@ reaches φ as well as the forward model (``detach_target`` stops it at φ(s_{t+1
 implementations do). φ is the family's small policy encoder with a linear layer to 288 features, the
 published feature size (the published encoder was four 3x3 convolutions on 42x42 grey frames).
 A transition that ended an episode pays 0: its successor is the next episode's first observation.
+The published code clipped the joint gradient norm of the ICM's networks at 40; here ``max_grad_norm``
+does so, and is off by default.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ class ICMOptions(MethodOptions):
     lr: float = Field(1e-4, gt=0, allow_inf_nan=False, description="Adam learning rate (published 1e-4)")
     network: str = Field("small", description="the family's policy network φ copies (its architecture, fresh weights)")
     detach_target: bool = Field(False, description="stop L_F's gradient at φ(s_{t+1}) (published: it flows)")
+    max_grad_norm: float | None = Field(
+        None, gt=0, allow_inf_nan=False,
+        description="clip the joint gradient norm of φ, the inverse and the forward model (published 40); "
+                    "null: no clipping")
 
 
 def _forward_model(embed_dim: int, num_actions: int, hidden: int) -> torch.nn.Module:
@@ -134,10 +140,15 @@ class ICM(IntrinsicReward):
 
     def update(self, batch: RewardBatch) -> dict[str, float]:
         """One Adam step of φ, inverse head and forward model on (1 − β)·L_I + β·L_F, reusing
-        ``reward``'s embedding pass when given the same batch."""
+        ``reward``'s embedding pass when given the same batch; with ``max_grad_norm``, their joint
+        gradient norm is clipped first (Pathak et al.'s code clips the ICM's variables together)."""
+        from llmexplore.methods.inverse_dynamics import clip_gradients
+
         losses = self.losses(batch)
         self.optimizer.zero_grad(set_to_none=True)
         losses["total"].backward()
+        clip_gradients([list(self.model.parameters()) + list(self.forward_model.parameters())],
+                       self.options.max_grad_norm)
         self.optimizer.step()
         return {"icm_inverse_loss": float(losses["inverse"].detach()),
                 "icm_forward_loss": float(losses["forward"].detach()),

@@ -1,7 +1,8 @@
 """State embeddings trained by inverse dynamics: the feature space E3B, ICM and APT-on-ICM reward in.
 
 φ(s) reads the observation through the task family's own small policy network (``EnvFamily.networks``,
-fresh weights, never the policy's) and a linear layer to ``embed_dim``; an inverse head predicts the
+fresh weights, never the policy's) and a linear layer to ``embed_dim`` (E3B may end it with a ReLU or a
+LayerNorm, ``EMBEDDING_OUTPUTS``; ICM and APT keep the linear layer); an inverse head predicts the
 action a_t from [φ(s_t), φ(s_{t+1})]. Learning to name the action that links two states makes φ keep
 what the agent controls and drop what it cannot (noise, clocks, weather), which is why E3B and ICM
 embed states this way. Their published embedding networks mirror their policy networks, which is what
@@ -13,7 +14,7 @@ Shapes: observations [M, ...] per key (one row per state), φ [M, D], inverse lo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -62,26 +63,44 @@ def family_encoder(task: TaskSpec, obs_space: gym.spaces.Dict, network: str) -> 
     return encoder_class(family.networks[network].name)(None, space, ())
 
 
-class StateEmbedding(nn.Module):
-    """φ: the family encoder, then a linear map to ``embed_dim``. obs [M, ...] -> [M, D]."""
+#: what may end φ after its linear layer: nothing, a ReLU (E3B's IMPALA code), a LayerNorm (its APPO code)
+EMBEDDING_OUTPUTS = ("linear", "relu", "layernorm")
 
-    def __init__(self, task: TaskSpec, obs_space: gym.spaces.Dict, network: str, embed_dim: int):
+
+def output_layer(output: str, embed_dim: int) -> nn.Module:
+    """The layer after φ's linear map for ``output`` (one of ``EMBEDDING_OUTPUTS``). ``linear`` gives a
+    parameter-free identity, so φ's state keys stay those of the plain linear embedding."""
+    if output == "linear":
+        return nn.Identity()
+    if output == "relu":
+        return nn.ReLU()
+    if output == "layernorm":
+        return nn.LayerNorm(embed_dim)
+    raise ValueError(f"embedding output must be one of {EMBEDDING_OUTPUTS}, not {output!r}")
+
+
+class StateEmbedding(nn.Module):
+    """φ: the family encoder, a linear map to ``embed_dim``, ``output``'s layer. obs [M, ...] -> [M, D]."""
+
+    def __init__(self, task: TaskSpec, obs_space: gym.spaces.Dict, network: str, embed_dim: int,
+                 output: str = "linear"):
         super().__init__()
         self.trunk = family_encoder(task, obs_space, network)
         self.out = nn.Linear(self.trunk.get_out_size(), embed_dim)
+        self.final = output_layer(output, embed_dim)
 
     def forward(self, obs: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """φ of M observations: tensors by key, [M, ...] -> [M, D] float32."""
-        return self.out(self.trunk(dict(obs)))
+        return self.final(self.out(self.trunk(dict(obs))))
 
 
 class InverseDynamics(nn.Module):
     """φ with an inverse head: logits of a_t from [φ(s_t), φ(s_{t+1})], [M, A]."""
 
     def __init__(self, task: TaskSpec, obs_space: gym.spaces.Dict, network: str, embed_dim: int,
-                 num_actions: int, hidden: int = 256):
+                 num_actions: int, hidden: int = 256, embedding_output: str = "linear"):
         super().__init__()
-        self.embed = StateEmbedding(task, obs_space, network, embed_dim)
+        self.embed = StateEmbedding(task, obs_space, network, embed_dim, embedding_output)
         self.inverse = nn.Sequential(nn.Linear(2 * embed_dim, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
 
     def inverse_logits(self, phi_now: torch.Tensor, phi_next: torch.Tensor) -> torch.Tensor:
@@ -113,3 +132,12 @@ def inverse_loss(model: InverseDynamics, phi_now: torch.Tensor, phi_next: torch.
     loss = F.cross_entropy(logits, target)
     accuracy = float((logits.argmax(dim=1) == target).float().mean())
     return loss, accuracy
+
+
+def clip_gradients(groups: Sequence[Iterable[nn.Parameter]], max_norm: float | None) -> None:
+    """Scale the gradients of each parameter group so that the group's joint L2 norm is at most
+    ``max_norm`` (``torch.nn.utils.clip_grad_norm_``, group by group); None leaves them as they are."""
+    if max_norm is None:
+        return
+    for params in groups:
+        torch.nn.utils.clip_grad_norm_(list(params), max_norm)

@@ -5,9 +5,11 @@ ELLM compared its LM-guided agent with RND, NovelD and APT that also measured no
 a frozen sentence encoder applied to the text description of the state, so that "language helps
 exploration" and "an LM helps exploration" can be told apart. Here the rollout workers add the key
 ``caption_embedding`` (unit-length, float32 [384] for all-MiniLM-L6-v2): the sentence embedding of the
-adapter's caption of each observation (Crafter: what the agent sees and faces; NetHack: the message).
+adapter's caption of each observation (Crafter: what is in view, what the agent faces, the items it
+holds with their counts and words for low vitals, as ELLM's text; NetHack: the message).
 Methods with ``language=true`` add a second novelty term computed on that key, weighted by
 ``language_weight`` (ELLM: 0.5 for RND and NovelD). Each distinct caption is encoded once per worker.
+RND normalises each term on its own by default, ELLM the weighted sum (``rnd.py``, ``language_normalize``).
 """
 
 from __future__ import annotations

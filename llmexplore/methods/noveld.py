@@ -3,26 +3,31 @@
     r_int(s_t → s_{t+1}) = max(N(s_{t+1}) − α · N(s_t), 0) · 1[s_{t+1} is visited for the first time this episode]
 
 N is RND's novelty (``rnd.py``: the same target and predictor networks over the same normalised keys),
-taken as the L2 norm of the prediction error as in the published code; α = 0.5. The first-visit
-indicator counts states per env and episode in the learner (``episodic.py``); a state is the exact
-bytes of ``count_keys`` (default: every key of the observation, the published "full observation";
-the episode's first observation counts as visited). Rewards are divided by their running standard
-deviation (``normalize``), as the E3B paper's NovelD baseline on MiniHack did; the original code did not
-normalise. ELLM's variant, used as its ``noveld`` flag, is ``alpha=1, first_visit=false``.
+taken as the L2 norm of the prediction error as in the published code; α = 0.5. The predictor trains
+on RND's mean squared error by default; NovelD's and E3B's code train it on the mean L2 norm of the error
+(``predictor_loss=norm``). The first-visit indicator counts states per env and episode in the learner
+(``episodic.py``); a state is the exact bytes of ``count_keys`` (default: every key of the observation
+the learner receives, which includes keys the policy network asks for, e.g. NetHack's ``glyphs`` with
+``network=published``; the episode's first observation counts as visited). Rewards are divided by their
+running standard deviation (``normalize``), after E3B's NovelD re-run on MiniHack (``reward_norm=int``,
+whose IMPALA code divided by much more than the std; docs/METHODS.md, E3B); NovelD's own code did not
+normalise. The defaults (α 0.5, c_int 0.5, normalised) combine NovelD's code with E3B's re-run, which
+used α 0.1 and c_int 1 (docs/METHODS.md gives the options of each). ELLM's variant, used as its
+``noveld`` flag, is ``alpha=1, first_visit=false``, with N the mean squared error instead.
 A transition that ended an episode pays 0: its successor is the next episode's first observation.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import Field
 
 from llmexplore.envs.base import ENV_UID_KEY
 from llmexplore.methods.base import CheckContext, MethodContext, RewardBatch, no_grad
 from llmexplore.methods.registry import register_method
-from llmexplore.methods.rnd import RND, RNDOptions
+from llmexplore.methods.rnd import RND, NoveltyOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     import gymnasium as gym
@@ -30,13 +35,16 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 
-class NovelDOptions(RNDOptions):
+class NovelDOptions(NoveltyOptions):
     alpha: float = Field(0.5, ge=0, le=100, allow_inf_nan=False,
                          description="α, how much of the novelty of s_t is subtracted (published 0.5; ELLM's flag: 1)")
     first_visit: bool = Field(True, description="pay only a state's first visit in the episode (published; ELLM's flag: off)")
     count_keys: tuple[str, ...] | None = Field(
         None, description="observation keys whose exact values make the episodic state (default: every key)")
     normalize: bool = Field(True, description="divide rewards by their running standard deviation")
+    predictor_loss: Literal["mse", "norm"] = Field(
+        "mse", description="the RND predictor's training loss: mean squared error (RND's) or the mean L2 "
+                           "norm of the error (NovelD's and E3B's code)")
 
 
 @register_method
@@ -69,6 +77,14 @@ class NovelD(RND):
                               hint=f"choose among {sorted(k for k in run.obs_space.spaces if k != ENV_UID_KEY)}")
 
     # -- novelty ------------------------------------------------------------------------------------
+    def _training_loss(self, inputs: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """RND's loss, or with ``predictor_loss=norm`` the mean of ‖f_pred(s) − f_target(s)‖₂ over the
+        inputs; the squared errors [M] for the error statistics either way."""
+        if self.options.predictor_loss == "mse":
+            return super()._training_loss(inputs)
+        difference = self.predictor(inputs) - self.target(inputs)
+        return difference.norm(dim=1).mean(), difference.detach().pow(2).mean(dim=1)
+
     @no_grad
     def novelty(self, obs: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """N(s) = ‖f_pred(s) − f_target(s)‖₂ of every observation, [N, T'] for obs [N, T', ...]."""

@@ -7,11 +7,16 @@ every learner batch. Inputs are raw observation keys (default: the image on Craf
 the map crop and bottom-line stats on NetHack, the symbolic room view on Housekeep), not
 the policy's features, so the novelty signal does not move with the policy. The default keys
 are the family's (``EnvFamily.novelty_keys``).
+
+With ``language=true`` a second copy runs on the caption's sentence embedding (``language_novelty.py``).
+By default each term is divided by its own running std before they are weighed and added
+(``language_normalize=per_term``); ELLM divided the weighted sum of the raw errors by the running std of
+that sum (``sum``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import Field
 
@@ -30,7 +35,9 @@ def novelty_keys(family: str) -> tuple[str, ...]:
     return found.novelty_keys if found else ()
 
 
-class RNDOptions(MethodOptions):
+class NoveltyOptions(MethodOptions):
+    """The options RND and NovelD share (NovelD's N is RND's prediction error)."""
+
     keys: tuple[str, ...] | None = Field(None, description="observation keys fed to the networks (default: the family's)")
     lr: float = Field(1e-4, gt=0, allow_inf_nan=False, description="Adam learning rate of the predictor (published 1e-4)")
     feature_dim: int = Field(128, gt=0, le=4096, description="output size of the target and predictor networks")
@@ -45,6 +52,12 @@ class RNDOptions(MethodOptions):
                                                      "(default: the bundled all-MiniLM-L6-v2)")
 
 
+class RNDOptions(NoveltyOptions):
+    language_normalize: Literal["per_term", "sum"] = Field(
+        "per_term", description="with language=true, divide each term by its own running std (per_term) or "
+                                "the weighted sum of the raw errors by the sum's running std (sum, ELLM's)")
+
+
 @register_method
 class RND(IntrinsicReward):
     name = "rnd"
@@ -53,7 +66,7 @@ class RND(IntrinsicReward):
     default_int_coef = 0.5  # Burda et al. weigh intrinsic:extrinsic advantages 1:2
     Options = RNDOptions
 
-    def __init__(self, options: RNDOptions, context: MethodContext, obs_space: gym.spaces.Dict):
+    def __init__(self, options: NoveltyOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         import torch
 
         from llmexplore.methods.common import ObservationFeatures, RunningMeanStd
@@ -72,8 +85,13 @@ class RND(IntrinsicReward):
         self._last_loss = float("nan")
         #: the same method on the caption embedding alone (``language=true``), else None
         self.language = self._language_twin(options, context, obs_space)
+        #: statistics of the raw error + ``language_weight`` times the caption's (``language_normalize=sum``)
+        self.sum_stats = (RunningMeanStd(()).to(self.device)
+                          if self.language is not None and isinstance(options, RNDOptions)
+                          and options.language_normalize == "sum" else None)
 
-    def _language_twin(self, options: RNDOptions, context: MethodContext, obs_space: gym.spaces.Dict) -> Any:
+    def _language_twin(self, options: NoveltyOptions, context: MethodContext,
+                       obs_space: gym.spaces.Dict) -> Any:
         from llmexplore.errors import ConfigError
         from llmexplore.methods.language_novelty import CAPTION_EMBEDDING_KEY
 
@@ -95,7 +113,7 @@ class RND(IntrinsicReward):
             resolve_model_path(run.options.model_path)
 
     @classmethod
-    def wrap_env(cls, env: gym.Env, options: RNDOptions, context: MethodContext) -> gym.Env:
+    def wrap_env(cls, env: gym.Env, options: NoveltyOptions, context: MethodContext) -> gym.Env:
         """With ``language=true``, add ``caption_embedding`` in the workers; otherwise the env unchanged."""
         if not options.language:
             return env
@@ -104,7 +122,7 @@ class RND(IntrinsicReward):
         return CaptionEmbeddingWrapper(env, context, options.model_path)
 
     @classmethod
-    def needed_keys(cls, task, options: RNDOptions) -> tuple[str, ...]:
+    def needed_keys(cls, task, options: NoveltyOptions) -> tuple[str, ...]:
         """``keys`` when set, else the family's novelty keys; empty means every observation key."""
         return tuple(options.keys or novelty_keys(task.family))
 
@@ -124,6 +142,12 @@ class RND(IntrinsicReward):
     def _errors(self, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return (self.predictor(inputs) - self.target(inputs)).pow(2).mean(dim=1)
 
+    def _training_loss(self, inputs: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The predictor's loss on normalised inputs (with gradients) and each input's squared error
+        [M] (detached, for the error statistics): RND's mean squared error."""
+        errors = self._errors(inputs)
+        return errors.mean(), errors.detach()
+
     @no_grad
     def prediction_error(self, batch: RewardBatch) -> torch.Tensor:
         """Raw squared prediction error per transition, [N, T]."""
@@ -132,20 +156,32 @@ class RND(IntrinsicReward):
 
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
-        """Predictor error at s' over its running std, [N, T] float32; with ``language=true``,
-        plus ``language_weight`` times the caption twin's reward. Changes no state."""
+        """Predictor error at s' over its running std, [N, T] float32; with ``language=true``, plus
+        ``language_weight`` times the caption twin's reward, or with ``language_normalize=sum`` the raw
+        error plus ``language_weight`` times the twin's, over that sum's running std. Changes no state."""
+        if self.sum_stats is not None:
+            return self._weighted_sum(batch) / self.sum_stats.std.float()
         own = self.prediction_error(batch) / self.error_stats.std.float()
         if self.language is None:
             return own
         return own + self.options.language_weight * self.language.reward(batch)
 
+    def _weighted_sum(self, batch: RewardBatch) -> torch.Tensor:
+        """Raw error plus ``language_weight`` times the caption twin's raw error, [N, T] (ELLM's sum)."""
+        weight = self.options.language_weight
+        return self.prediction_error(batch) + weight * self.language.prediction_error(batch)
+
     def update(self, batch: RewardBatch) -> dict[str, float]:
         """Fold the next observations into the observation statistics, then one Adam step of
-        the predictor on a random ``update_fraction`` of them (and of the language twin)."""
+        the predictor on a random ``update_fraction`` of them (and of the language twin). With
+        ``language_normalize=sum``, the weighted sums this batch's reward was made of (networks and
+        statistics before this step) go into the sum's running statistics first."""
         import torch
 
         from llmexplore.methods.common import flat_batch
 
+        if self.sum_stats is not None:
+            self.sum_stats.update(self._weighted_sum(batch))
         raw = flat_batch(batch.next_obs, self.keys)
         for key, value in raw.items():
             self.obs_stats[key].update(value.reshape(-1, *self.obs_stats[key].mean.shape))
@@ -154,12 +190,11 @@ class RND(IntrinsicReward):
             count = next(iter(inputs.values())).shape[0]
             keep = torch.rand(count, device=self.device) < self.options.update_fraction
             inputs = {k: v[keep] for k, v in inputs.items()}
-        errors = self._errors(inputs)
-        loss = errors.mean()
+        loss, errors = self._training_loss(inputs)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
-        self.error_stats.update(errors.detach())
+        self.error_stats.update(errors)
         self._last_loss = float(loss.detach())
         if self.language is not None:
             return {"rnd_loss": self._last_loss,
@@ -167,7 +202,8 @@ class RND(IntrinsicReward):
         return {"rnd_loss": self._last_loss}
 
     def state_dict(self) -> dict[str, Any]:
-        """Predictor, target, optimiser, observation and error statistics, and the language twin's state."""
+        """Predictor, target, optimiser, observation and error statistics, the language twin's state and,
+        with ``language_normalize=sum``, the sum's statistics."""
         state = {
             "predictor": self.predictor.state_dict(),
             "target": self.target.state_dict(),
@@ -177,10 +213,14 @@ class RND(IntrinsicReward):
         }
         if self.language is not None:
             state["language"] = self.language.state_dict()
+        if self.sum_stats is not None:
+            state["language_sum_stats"] = self.sum_stats.state_dict()
         return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore what ``state_dict`` saved; with ``language=true`` the state needs the twin's ``language`` entry."""
+        """Restore what ``state_dict`` saved; with ``language=true`` the state needs the twin's ``language``
+        entry. A state without the sum's statistics (saved before ``language_normalize`` existed, or with
+        ``per_term``) leaves them fresh."""
         self.predictor.load_state_dict(state["predictor"])
         self.target.load_state_dict(state["target"])
         self.optimizer.load_state_dict(state["optimizer"])
@@ -189,3 +229,5 @@ class RND(IntrinsicReward):
         self.error_stats.load_state_dict(state["error_stats"])
         if self.language is not None:
             self.language.load_state_dict(state["language"])
+        if self.sum_stats is not None and "language_sum_stats" in state:
+            self.sum_stats.load_state_dict(state["language_sum_stats"])

@@ -73,12 +73,14 @@ def test_e3b_bonus_equals_a_direct_inverse_with_episode_resets_and_across_batche
 
 
 def test_e3b_float32_stays_close_over_a_long_episode():
+    """docs/METHODS.md's figure: off by about 1e-6 of the largest bonus over 2,000 steps at D = 16
+    (measured 1.2e-6 on these embeddings); the bound leaves room for other BLAS builds."""
     e3b32, e3b64 = _method("e3b", embed_dim=16, precision="float32"), _method("e3b", embed_dim=16)
     phi = torch.randn(1, 2001, 16, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
     dones = torch.zeros(1, 2000, dtype=torch.bool)
     exact = e3b64._episode_bonuses(phi, dones, None)
     approx = e3b32._episode_bonuses(phi.float(), dones, None)
-    assert (approx.double() - exact).abs().max() < 1e-3 * exact.abs().max()
+    assert (approx.double() - exact).abs().max() < 1e-5 * exact.abs().max()
 
 
 def test_e3b_rows_of_one_env_are_taken_in_order_within_a_batch():
