@@ -190,10 +190,16 @@ def _method_options(method: Any, as_json: bool) -> int:
     return 0
 
 
-@command("schema", "print the JSON Schema of run records")
+@command("schema", "print the JSON Schema of run records (or of evaluation records)")
 def _schema(p: argparse.ArgumentParser) -> Handler:
+    p.add_argument("--evaluation", action="store_true",
+                   help="the schema of evaluation records (RUN_DIR/eval/*.json) instead of run records")
+
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.benchmarks.run.record import json_schema
+        if args.evaluation:
+            from llmexplore.benchmarks.evaluation.eval_record import json_schema
+        else:
+            from llmexplore.benchmarks.run.record import json_schema
 
         print(json.dumps(json_schema(), indent=2))
         return 0

@@ -70,6 +70,16 @@ def test_json_schema_names_the_fields():
     assert {"status", "spec", "curve", "final_metrics", "schema_version"} <= set(schema["properties"])
 
 
+def test_schema_command_prints_run_and_evaluation_schemas(capsys):
+    from llmexplore.cli import main
+
+    assert main(["schema"]) == 0
+    assert "final_metrics" in json.loads(capsys.readouterr().out)["properties"]
+    assert main(["schema", "--evaluation"]) == 0
+    evaluation = json.loads(capsys.readouterr().out)
+    assert "final_metrics" not in evaluation["properties"] and "metrics" in evaluation["properties"]
+
+
 def test_spec_defaults_come_from_task_and_method():
     resolved = resolve(RunSpec(method="rnd", task="nethack:oracle", steps=4096))
     assert resolved.ext_coef == 10.0 and resolved.int_coef == 0.5
