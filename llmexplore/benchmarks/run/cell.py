@@ -320,6 +320,8 @@ class CellSession:
         record.error = {"message": f"{type(exc).__name__}: {exc}",
                         "traceback": traceback.format_exc(limit=20),
                         "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
+        record.sessions = list(self.earlier)  # this session once: finishing may have closed it before it raised
+        record.finished_at = None
         _close_session(record, self.started_at, time.time() - self.clock, self.start_steps,
                        max(self.start_steps, self.beat_steps))
         self._write_last(record)
@@ -338,6 +340,7 @@ class CellSession:
         if result.status == "failed":
             record.error = {"message": result.error or "sample-factory reported a failure",
                             "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
+        self.beat_steps = max(self.beat_steps, result.env_steps)  # reached, should finishing still fail
         _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps)
         _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
         self._write_last(record)
