@@ -103,7 +103,7 @@ def mean_se(values: list[float]) -> str:
     return f"{mean:6.2f} ± {se:4.2f}"
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="work folder (reused by a rerun)")
     parser.add_argument("--goals", nargs="+", default=["gold", "combat"])
@@ -149,6 +149,10 @@ def main() -> None:
                            method_options={"reward_model": str(models[goal])}, label=f"motif-{goal}")
             began = time.perf_counter()
             record = run_cell(spec, run_dir, quiet=True)
+            if record.status != "complete":  # Ctrl-C stops a run at a checkpoint: no evaluation of a cut run
+                print(f"{goal:>7} seed {seed}: {record.status} at {record.env_steps:,} of {args.steps:,} env steps; "
+                      "rerun the same command to resume", flush=True)
+                return 130 if record.status == "interrupted" else 1
             episodes = evaluation_stats(run_dir, args.episodes, record.env_steps)
             row = {"seed": seed, "steps_per_second": record.steps_per_second, "eval": mean_stats(episodes),
                    "train_tail": training_tail(run_dir, args.steps)}
@@ -171,7 +175,8 @@ def main() -> None:
             cells = [mean_se([r[view][k] for r in rows]) for view in ("eval", "train_tail") for k in keys]
             print(f"{goal:>8} | {cells[0]:>14} {cells[1]:>14} | {cells[2]:>14} {cells[3]:>14}")
     (out / "steering.json").write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
