@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from llmexplore.commands import Handler, command
-from llmexplore.option_input import parse_option_pairs
+from llmexplore.option_input import merge_option_pairs, parse_option_pairs
 from llmexplore.errors import ConfigError
 from llmexplore.number_input import number_type
 
@@ -183,7 +183,10 @@ def _bench(p: argparse.ArgumentParser) -> Handler:
                    help="env processes at once for the env measurement (repeatable; default 1 and every usable CPU)")
     p.add_argument("--train", "-t", action="append", default=[], metavar="KEY=VALUE",
                    help="training setting for every training measurement, e.g. num_workers=16")
-    p.add_argument("--env-only", action="store_true", help="measure the env alone, no training")
+    only = p.add_mutually_exclusive_group()
+    only.add_argument("--env-only", action="store_true", help="measure the env alone, no training")
+    only.add_argument("--train-only", action="store_true",
+                      help="measure training alone, no env (where the env's figures are known already)")
     p.add_argument("--out", default="bench", help="folder for bench.json and bench.md (default ./bench)")
 
     def handle(args: argparse.Namespace) -> int:
@@ -201,11 +204,13 @@ def _bench(p: argparse.ArgumentParser) -> Handler:
         for method in methods:
             get_method(method)
         usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        processes = sorted(set(args.processes or [1, usable]))
+        if args.train_only and args.processes:
+            raise ConfigError("--processes sets the env measurement, which --train-only leaves out: drop one of them")
+        processes = [] if args.train_only else sorted(set(args.processes or [1, usable]))
         out = Path(args.out)
         require_output_dir(out, "--out")
         report = run_bench(tasks, methods, args.preset or ["default"], args.seconds, processes,
-                           parse_option_pairs(args.train), skip_training=args.env_only)
+                           merge_option_pairs({}, args.train), skip_training=args.env_only)
         files = write_report(report, out)
         print(report.markdown())
         print(f"written: {files['json']}, {files['markdown']}")

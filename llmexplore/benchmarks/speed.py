@@ -160,6 +160,17 @@ class _GpuSampler:
         return statistics.mean(self.samples) if self.samples else None
 
 
+def _flat_settings(settings: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"sf_args": {"batched_sampling": True}}`` -> ``[("sf_args.batched_sampling", True)]``: the -t form, for labels."""
+    out: list[tuple[str, Any]] = []
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            out += _flat_settings(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
 def train_rate(task: str, method: str, preset: str | None, seconds: float, train: dict[str, Any]) -> Measurement:
     """Steady env steps/s of real training for about ``seconds`` (the first quarter of the time left out)."""
     from llmexplore.agents import stop_requests
@@ -179,8 +190,7 @@ def train_rate(task: str, method: str, preset: str | None, seconds: float, train
             run_training(RunSettings.of(resolved, tmp), sink)  # type: ignore[arg-type]
     finally:
         stop_requests.reset()
-    detail = f"{method}, preset {preset or 'default'}" + (
-        "".join(f", {k}={v}" for k, v in train.items()) if train else "")
+    detail = f"{method}, preset {preset or 'default'}" + "".join(f", {k}={v}" for k, v in _flat_settings(train))
     points = sink.points
     if len(points) < 2:
         return Measurement("train", task, detail, 0.0, 0.0, gpu.mean, note="too short for two progress reports")

@@ -31,4 +31,20 @@ def test_bench_refuses_unknown_names_before_any_work(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:  # argparse refuses it while reading the command line
         main(["bench", "--seconds", "nan", "--out", str(tmp_path / "b")])
     assert stop.value.code == 2 and "--seconds: must be a finite number" in capsys.readouterr().err
+    assert main(["bench", "--train-only", "--processes", "2", "--out", str(tmp_path / "b")]) == 2
+    assert "--train-only leaves out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # one or the other
+        main(["bench", "--train-only", "--env-only", "--out", str(tmp_path / "b")])
     assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.slow
+def test_bench_train_only_measures_no_env(tmp_path):
+    out = tmp_path / "bench"
+    # a dotted -t key sets a nested setting, as `llmexplore run -t` does (2 is sample-factory's default)
+    assert main(["bench", "--task", "crafter:reward-free", "--seconds", "3", "--train-only",
+                 "-t", "sf_args.worker_num_splits=2", "--out", str(out)]) == 0
+    report = json.loads((out / "bench.json").read_text())
+    assert [m["what"] for m in report["measurements"]] == ["train"]
+    train = report["measurements"][0]
+    assert train["steps_per_second"] > 0 and train["detail"] == "none, preset default, sf_args.worker_num_splits=2"
