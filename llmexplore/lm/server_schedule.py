@@ -72,10 +72,6 @@ class FairQueue:
         self._clients.setdefault(client, deque()).append(job)
         self._ready.set()
 
-    def waiting(self) -> int:
-        """Requests queued, over all clients (an ended one stays until the next batch drops it)."""
-        return sum(len(q) for q in self._clients.values())
-
     def fail_all(self, exc: BaseException) -> None:
         """End every waiting job with ``exc`` (the server is stopping)."""
         for queue in self._clients.values():
