@@ -136,8 +136,8 @@ class RND(IntrinsicReward):
     def _normalized(self, obs: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         from llmexplore.methods.common import flat_batch
 
-        inputs = flat_batch(obs, self.keys)
-        return {k: self.obs_stats[k].normalize(v, self.options.obs_clip).float() for k, v in inputs.items()}
+        inputs = flat_batch(obs, self.keys, cast=False)
+        return {k: self.obs_stats[k].normalize(v, self.options.obs_clip) for k, v in inputs.items()}
 
     def _errors(self, inputs: Mapping[str, torch.Tensor]) -> torch.Tensor:
         return (self.predictor(inputs) - self.target(inputs)).pow(2).mean(dim=1)
@@ -182,10 +182,10 @@ class RND(IntrinsicReward):
 
         if self.sum_stats is not None:
             self.sum_stats.update(self._weighted_sum(batch))
-        raw = flat_batch(batch.next_obs, self.keys)
+        raw = flat_batch(batch.next_obs, self.keys, cast=False)
         for key, value in raw.items():
-            self.obs_stats[key].update(value.reshape(-1, *self.obs_stats[key].mean.shape))
-        inputs = {k: self.obs_stats[k].normalize(v, self.options.obs_clip).float() for k, v in raw.items()}
+            self.obs_stats[key].update(value)
+        inputs = {k: self.obs_stats[k].normalize(v, self.options.obs_clip) for k, v in raw.items()}
         if self.options.update_fraction < 1.0:
             count = next(iter(inputs.values())).shape[0]
             keep = torch.rand(count, device=self.device) < self.options.update_fraction

@@ -54,7 +54,9 @@ def method_cpu_per_1000(method: str, task: str, repeats: int) -> float:
             obs, _ = env.reset()
         frames.append(obs)
     env.close()
-    take = lambda seq: np.stack(seq[: rows * (length + 1)]).reshape(rows, length + 1, *np.shape(seq[0]))  # noqa: E731
+    # C order, as the learner's buffers hold them (stacking Crafter's transposed frames keeps their layout)
+    take = lambda seq: np.ascontiguousarray(np.stack(seq[: rows * (length + 1)])).reshape(  # noqa: E731
+        rows, length + 1, *np.shape(seq[0]))
     batch_obs = {k: torch.as_tensor(take([f[k] for f in frames])) for k in frames[0]}
     batch_obs[ENV_UID_KEY] = (torch.arange(rows, dtype=torch.int32) % envs)[:, None, None].expand(rows, length + 1, 1)
     cls = get_method(method)
