@@ -295,3 +295,13 @@ def test_nethack_embeddings_read_the_message_crop_and_stats():
 def test_e3b_options_are_checked(bad):
     with pytest.raises(ConfigError):
         parse_options(get_method("e3b"), bad)
+
+
+def test_e3b_embedding_output_choices_are_the_layers_inverse_dynamics_builds():
+    """E3B spells the choices in its option type so that importing it needs no torch; they must not drift."""
+    from typing import get_args
+
+    from llmexplore.methods.inverse_dynamics import EMBEDDING_OUTPUTS
+
+    field = get_method("e3b").Options.model_fields["embedding_output"]
+    assert get_args(field.annotation) == EMBEDDING_OUTPUTS
