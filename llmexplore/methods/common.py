@@ -130,8 +130,9 @@ class ObservationFeatures(nn.Module):
 
 
 def flat_batch(obs: Mapping[str, torch.Tensor], keys: Sequence[str], cast: bool = True) -> dict[str, torch.Tensor]:
-    """[N, T, ...] tensors -> [N*T, ...] for the given keys: float32 copies, or with ``cast=False`` in
-    their own dtype (for ``RunningMeanStd``, which reads bytes faster than floats)."""
+    """[N, T, ...] tensors -> [N*T, ...] for the given keys: as float32, or with ``cast=False`` in their own
+    dtype (for ``RunningMeanStd``, which reads bytes faster than floats). A view where the layout allows:
+    callers must not write into the result."""
     out = {}
     for key in keys:
         x = obs[key]
