@@ -24,19 +24,17 @@ class RunningMeanStd(nn.Module):
         (an image's per-channel ones) are counted value by value (``byte_moments``), ten times faster
         than summing a float64 copy; everything else is read as float32 values, as the networks see it."""
         x = x.detach()
+        if x.numel() == 0:
+            return
         if x.dtype == torch.uint8 and self.mean.numel() <= BYTE_HISTOGRAM_MAX_STATS:
             batch_mean, batch_var, n = byte_moments(x.reshape(-1, self.mean.numel()))
             self._merge(batch_mean.reshape(self.mean.shape), batch_var.reshape(self.mean.shape), n)
             return
         x = float32_values(x).reshape(-1, *self.mean.shape)
-        if x.shape[0] == 0:
-            return
         self._merge(x.mean(0), x.var(0, unbiased=False), x.shape[0])
 
     def _merge(self, batch_mean: torch.Tensor, batch_var: torch.Tensor, n: int) -> None:
-        """Chan et al.'s merge of a batch's moments (float64, shaped like ``mean``) over n samples."""
-        if n == 0:
-            return
+        """Chan et al.'s merge of a batch's moments (float64, shaped like ``mean``) over n > 0 samples."""
         delta = batch_mean - self.mean
         total = self.count + n
         self.mean += delta * n / total

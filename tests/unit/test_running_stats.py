@@ -59,3 +59,10 @@ def test_float32_values_round_as_float32_does():
     assert torch.equal(float32_values(x), x.float().double())
     y = torch.tensor([0.1, 1e-40, 3.0], dtype=torch.float64)
     assert torch.equal(float32_values(y), y.float().double())
+
+
+def test_an_empty_float_batch_changes_nothing_and_warns_nothing(recwarn):
+    stats = RunningMeanStd((5,))
+    stats.update(torch.zeros(0, 5))
+    assert float(stats.count) == pytest.approx(1e-4) and not torch.isnan(stats.var).any()
+    assert not recwarn.list
