@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Optional
 
 import numpy as np
@@ -67,6 +68,13 @@ class IntrinsicLearner(LearnerHooks):
         self._metrics_schedule = MetricsSchedule(every, run.budget)
         #: [N, T] bool, where the current batch's returns end although the episode goes on
         self._return_ends: torch.Tensor | None = None
+        #: where the method's update runs beside PPO's (``train.update_thread``); None: before it, here.
+        #: The thread takes this one's torch threads: a new thread's OpenMP otherwise sizes its team by
+        #: the machine's cores, and the team's spinning workers would slow PPO and the envs
+        self._update_thread = (ThreadPoolExecutor(1, thread_name_prefix="llmexplore-method-update",
+                                                  initializer=torch.set_num_threads,
+                                                  initargs=(torch.get_num_threads(),))
+                               if run.train.update_thread and method_cls.update_beside_policy else None)
         init_model_data = super().init()
         self._metrics_schedule.restart_from(self.env_steps)  # a resumed run continues the same rows
         return init_model_data
@@ -137,6 +145,10 @@ class IntrinsicLearner(LearnerHooks):
         4. ``method.update(batch)``: the method trains its own networks on the batch (RND's predictor,
            ICM's models; nothing for a fixed reward) and returns figures to log.
         5. sample-factory's PPO update of the policy and value networks on the combined reward.
+
+        Steps 4 and 5 share no state, so where the method allows it (``update_beside_policy``) and the run
+        does (``train.update_thread``), 4 runs in a second thread during 5 and is waited for before the
+        next batch: the results are those of the order above.
         """
         with torch.no_grad(), self.timed("intrinsic_reward"):
             rewards_batch = RewardBatch(obs=batch["obs"], actions=batch["actions"], dones=batch["dones"].float())
@@ -146,12 +158,33 @@ class IntrinsicLearner(LearnerHooks):
             r_ext.mul_(self.ext_coef).add_(r_int, alpha=self.int_coef)  # in place: the batch owns this buffer
             ends = self.method.return_ends(rewards_batch)
             self._return_ends = None if ends is None else ends.to(batch["dones"].device).bool()
-        with self.timed("intrinsic_update"):
-            update_metrics = self.method.update(rewards_batch)
-        stats = super().train(batch)
+        if self._update_thread is None:
+            with self.timed("intrinsic_update"):
+                update_metrics = self.method.update(rewards_batch)
+            stats = super().train(batch)
+        else:
+            update_metrics, stats = self._update_beside_ppo(batch, rewards_batch)
         if stats is not None:
             stats[REPORT_KEY] = self._report(finished, update_metrics)
         return stats
+
+    def _update_beside_ppo(self, batch: TensorDict,
+                           rewards_batch: RewardBatch) -> tuple[dict[str, float], Optional[dict]]:
+        """The method's update in the update thread while PPO trains on the same batch here; returns the
+        update's figures and PPO's stats once both are done (either's error is raised here)."""
+        running: Future = self._update_thread.submit(self.method.update, rewards_batch)
+        try:
+            stats = super().train(batch)
+        finally:
+            with self.timed("intrinsic_update"):  # what is left of the method's update once PPO is done
+                wait([running])
+        return running.result(), stats
+
+    def close_update_thread(self) -> None:
+        """Let the update thread go (the worker stops; no update is running between batches)."""
+        if getattr(self, "_update_thread", None) is not None:
+            self._update_thread.shutdown(wait=True)
+            self._update_thread = None
 
     def _count_rewards(self, batch: TensorDict, r_int: torch.Tensor) -> list[float]:
         """Add the batch's r_env and r_int to the metrics row's sums; return the intrinsic returns of the
@@ -235,6 +268,7 @@ class IntrinsicLearnerWorker(LearnerWorkerHooks):
             self.learner.method.close()
         except AttributeError:
             pass
+        self.learner.close_update_thread()
         super().on_stop(*args)
 
 

@@ -87,6 +87,10 @@ class TrainConfig(BaseModel):
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
     torch_threads: int | None = Field(
         None, ge=1, description="intra-op threads for the serial process; default OMP_NUM_THREADS, else 1")
+    update_thread: bool = Field(
+        True, description="train the method's own networks in a second thread while PPO updates the policy "
+                          "on the same batch, for methods that allow it (the same results; faster where a "
+                          "core is free)")
     save_every_sec: int = Field(60, ge=1, description="seconds between periodic checkpoints (a safety net)")
     metrics_every_steps: int | None = Field(
         None, ge=1, description="env steps between rows of metrics.jsonl; default: budget / 100 (plus a final row)")

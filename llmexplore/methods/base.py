@@ -130,6 +130,11 @@ class IntrinsicReward(ABC):
     default_int_coef: ClassVar[float] = 0.0
     #: does the method talk to a language model (runs check the LM backend first)
     uses_lm: ClassVar[bool] = False
+    #: may ``update`` run in a second thread while PPO trains on the same batch (``train.update_thread``)?
+    #: Only when it reads the batch without writing it, touches nothing of the policy's, and draws no
+    #: numbers from numpy's global generator (PPO shuffles its minibatches with it): then the results are
+    #: those of the sequential order, and a free core takes the method's training off the wall time.
+    update_beside_policy: ClassVar[bool] = False
     Options: ClassVar[type[MethodOptions]] = MethodOptions
 
     def __init__(self, options: MethodOptions, context: MethodContext, obs_space: gym.spaces.Dict):

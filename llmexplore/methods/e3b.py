@@ -63,6 +63,7 @@ class E3B(IntrinsicReward):
     display_name = "E3B"
     description = "E3B: elliptical episodic bonus in an inverse-dynamics embedding (LM-free)"
     default_int_coef = 1.0  # published on MiniHack, with normalised bonuses
+    update_beside_policy = True  # update reads the batch and trains its own networks only
     Options = E3BOptions
 
     def __init__(self, options: E3BOptions, context: MethodContext, obs_space: gym.spaces.Dict):

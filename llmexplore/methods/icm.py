@@ -56,6 +56,7 @@ class ICM(IntrinsicReward):
     display_name = "ICM"
     description = "ICM: forward-model error in an inverse-dynamics feature space (LM-free)"
     default_int_coef = 0.01  # η of the published reward
+    update_beside_policy = True  # update reads the batch and trains its own networks only
     Options = ICMOptions
 
     def __init__(self, options: ICMOptions, context: MethodContext, obs_space: gym.spaces.Dict):

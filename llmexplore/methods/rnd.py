@@ -64,6 +64,7 @@ class RND(IntrinsicReward):
     display_name = "RND"
     description = "Random Network Distillation: prediction error of a random network (LM-free)"
     default_int_coef = 0.5  # Burda et al. weigh intrinsic:extrinsic advantages 1:2
+    update_beside_policy = True  # update reads the batch and trains its own networks only
     Options = RNDOptions
 
     def __init__(self, options: NoveltyOptions, context: MethodContext, obs_space: gym.spaces.Dict):

@@ -1,6 +1,6 @@
 """Training steps/s of the LM-free exploration baselines against `none`, measured in the same run.
 
-    PYTHONPATH=. python tests/perf/bench_baselines.py [--repeats 3] [--steps 16384] [--tasks crafter:reward-free nethack:score]
+    PYTHONPATH=. python tests/perf/bench_baselines.py [--repeats 3] [--steps 16384] [--in-order] [--tasks crafter:reward-free nethack:score]
     PYTHONPATH=. python tests/perf/bench_baselines.py --cpu [--repeats 5]
 
 Each method trains on each task for ``--steps`` env steps with the family's default (serial) settings;
@@ -9,9 +9,11 @@ machine's load hits all of them alike, and the medians are compared. Target: eac
 slower than `none` (``ratio`` >= 0.85).
 
 ``--cpu`` measures what a method adds in CPU time instead, which a loaded machine disturbs far less than
-wall time: one thread's CPU seconds of ``reward`` + ``update`` on a learner batch of real observations
+wall time: one thread's CPU seconds of ``reward`` and of ``update`` on a learner batch of real observations
 (the family's batch size), per 1,000 transitions, beside the CPU seconds per 1,000 env steps of a whole
-`none` training process (env, inference, learner). Their ratio is the expected slowdown in serial mode.
+`none` training process (env, inference, learner). Their ratio is the expected slowdown in serial mode
+with everything in order; where the method's update runs beside PPO's (``train.update_thread``) and a
+core is free, only ``reward`` stays on the path, which bounds the rate from above.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from pathlib import Path
 from tests.perf.common import training_rate
 
 METHODS = ("none", "rnd", "e3b", "noveld", "icm")
+#: the row suffix of a method trained with ``-t update_thread=false``
+IN_ORDER = " (in order)"
 
 
-def method_cpu_per_1000(method: str, task: str, repeats: int) -> float:
-    """Median CPU seconds (this thread) of reward + update per 1,000 transitions of a real learner batch."""
+def method_cpu_per_1000(method: str, task: str, repeats: int) -> tuple[float, float]:
+    """Median CPU seconds (this thread) of ``reward`` and of ``update`` per 1,000 transitions of a real
+    learner batch."""
     import numpy as np
     import torch
 
@@ -63,16 +68,18 @@ def method_cpu_per_1000(method: str, task: str, repeats: int) -> float:
     instance = cls(parse_options(cls, {}), MethodContext(task=spec, seed=0, run_dir=Path("."),
                                                          num_actions=int(env.action_space.n)),
                    adapter.observation_space())
-    costs = []
+    rewards, updates = [], []
     for _ in range(repeats + 1):  # the first call warms up
         batch = RewardBatch(obs=batch_obs, actions=torch.as_tensor(take(actions)[:, :length]),
                             dones=torch.as_tensor(take(dones)[:, :length]))
         start = time.thread_time()
         with torch.no_grad():
             instance.reward(batch)
+        middle = time.thread_time()
         instance.update(batch)
-        costs.append((time.thread_time() - start) * 1000 / (rows * length))
-    return statistics.median(costs[1:])
+        rewards.append((middle - start) * 1000 / (rows * length))
+        updates.append((time.thread_time() - middle) * 1000 / (rows * length))
+    return statistics.median(rewards[1:]), statistics.median(updates[1:])
 
 
 def _train(method: str, task: str, steps: int) -> None:
@@ -103,13 +110,15 @@ def cpu_table(args: argparse.Namespace) -> None:
     for task in args.tasks:
         base = none_cpu_per_1000(task, args.steps)
         print(f"\n{task}: `none` training uses {base:.2f} CPU s per 1,000 env steps (whole process, {args.steps:,} steps)")
-        print("| method | CPU s per 1,000 transitions (reward + update, median) | expected ratio to none |")
-        print("| --- | --- | --- |")
+        print("| method | CPU s per 1,000 transitions: reward + update (median) | expected ratio to none, "
+              "in order | the same, update beside PPO on a free core (at best) |")
+        print("| --- | --- | --- | --- |")
         for method in args.methods:
             if method == "none":
                 continue
-            cost = method_cpu_per_1000(method, task, args.repeats)
-            print(f"| {method} | {cost:.3f} | {base / (base + cost):.2f} |")
+            reward, update = method_cpu_per_1000(method, task, args.repeats)
+            print(f"| {method} | {reward:.3f} + {update:.3f} | {base / (base + reward + update):.2f} "
+                  f"| {base / (base + reward):.2f} |")
 
 
 def main() -> None:
@@ -119,25 +128,33 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["crafter:reward-free", "nethack:score"])
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
     parser.add_argument("--cpu", action="store_true", help="CPU time of each method's learner work instead")
+    parser.add_argument("--in-order", action="store_true",
+                        help="also train each method with its update in order (-t update_thread=false), "
+                             "interleaved with the rest")
     args = parser.parse_args()
     if args.cpu:
         cpu_table(args)
         return
-    methods = ["none"] + [m for m in args.methods if m != "none"]
+    from llmexplore.methods import get_method
+
+    runs = ["none"] + [m for m in args.methods if m != "none"]
+    if args.in_order:  # each method that may train beside PPO, once more with everything in order
+        runs += [f"{m}{IN_ORDER}" for m in runs if m != "none" and get_method(m).update_beside_policy]
     for task in args.tasks:
-        rates: dict[str, list[float]] = {m: [] for m in methods}
+        rates: dict[str, list[float]] = {m: [] for m in runs}
         for _ in range(args.repeats):
-            for method in methods:
-                rates[method].append(training_rate(method, task, args.steps))
+            for run in runs:
+                method, in_order = run.removesuffix(IN_ORDER), run.endswith(IN_ORDER)
+                train = {"update_thread": False} if in_order else {}
+                rates[run].append(training_rate(method, task, args.steps, train_options=train))
         base = statistics.median(rates["none"])
         print(f"\n{task}: {args.steps:,} env steps per run, median of {args.repeats} (warm-up quarter excluded)")
         print("| method | env steps/s (median) | runs | ratio to none |")
         print("| --- | --- | --- | --- |")
-        for method in methods:
-            median = statistics.median(rates[method])
-            runs = ", ".join(f"{r:,.0f}" for r in rates[method])
-            print(f"| {method} | {median:,.0f} | {runs} | {median / base:.2f} |")
-
+        for run in runs:
+            median = statistics.median(rates[run])
+            values = ", ".join(f"{r:,.0f}" for r in rates[run])
+            print(f"| {run} | {median:,.0f} | {values} | {median / base:.2f} |")
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@ from llmexplore.envs.base import ENV_UID_KEY
 from llmexplore.errors import ConfigError
 from llmexplore.methods import CheckContext, MethodContext, RewardBatch, get_method, parse_options
 from llmexplore.methods.episodic import rounds
+from llmexplore.methods.registry import method_names
 
 CRAFTER = "crafter:reward-free"
 
@@ -305,3 +306,31 @@ def test_e3b_embedding_output_choices_are_the_layers_inverse_dynamics_builds():
 
     field = get_method("e3b").Options.model_fields["embedding_output"]
     assert get_args(field.annotation) == EMBEDDING_OUTPUTS
+
+
+# -- the update beside PPO's ------------------------------------------------------------------------------
+
+BESIDE_POLICY = sorted(name for name in method_names() if get_method(name).update_beside_policy)
+
+
+def test_the_lm_free_baselines_may_train_beside_ppo_and_lm_methods_do_not_unless_they_say_so():
+    assert {"rnd", "noveld", "e3b", "icm", "apt"} <= set(BESIDE_POLICY)
+    assert not get_method("none").update_beside_policy  # nothing to overlap: the learner keeps its order
+    assert all(not get_method(name).uses_lm for name in BESIDE_POLICY)
+
+
+@pytest.mark.parametrize("name", BESIDE_POLICY)
+def test_an_update_that_runs_beside_ppo_writes_nothing_of_the_batch_and_draws_nothing_from_numpy(name):
+    """The learner's ``update_thread`` runs such an update while PPO trains on the same batch: it may only
+    read the batch, and PPO shuffles its minibatches with numpy's global generator, which it must leave
+    alone for a run to replay."""
+    method = _method(name)
+    batch = _crafter_batch(uids=[3, 4, 5, 6])
+    before = ({k: v.clone() for k, v in batch.obs.items()}, batch.actions.clone(), batch.dones.clone())
+    with torch.no_grad():
+        method.reward(batch)
+    np.random.seed(7)
+    method.update(batch)
+    assert np.random.randint(1 << 30) == np.random.RandomState(7).randint(1 << 30)
+    assert all(torch.equal(batch.obs[k], v) for k, v in before[0].items())
+    assert torch.equal(batch.actions, before[1]) and torch.equal(batch.dones, before[2])

@@ -68,6 +68,21 @@ def test_an_option_added_later_resumes_at_its_default_and_is_refused_otherwise(t
     assert ResolvedRun.read(tmp_path) == run  # the folder now names the option
 
 
+def test_a_folder_from_before_the_update_thread_resumes_with_it_on_or_off(tmp_path):
+    """``train.update_thread`` changes how long a batch takes, never what it computes: a folder written
+    before the setting existed lacks the key and resumes either way."""
+    run = _run()
+    adopt_folder(tmp_path, run)
+    stored = json.loads((tmp_path / RESOLVED_FILE).read_text())
+    del stored["train"]["update_thread"]
+    (tmp_path / RESOLVED_FILE).write_text(json.dumps(stored))
+    assert ResolvedRun.read(tmp_path).train.update_thread is True
+    in_order = _run(train={"update_thread": False})
+    adopt_folder(tmp_path, in_order)
+    assert ResolvedRun.read(tmp_path) == in_order
+    adopt_folder(tmp_path, run)
+
+
 def test_a_folder_of_an_older_version_is_checked_against_its_record_and_adopted(tmp_path):
     run = _run()
     _old_record(run.spec_dict()).write(tmp_path)

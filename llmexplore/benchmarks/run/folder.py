@@ -18,7 +18,8 @@ from llmexplore.errors import ConfigError
 
 #: fields that may change between a run and its resumption without making it another run
 OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial"),
-               ("train", "torch_threads"), ("train", "metrics_every_steps"), ("train", "wandb")}
+               ("train", "torch_threads"), ("train", "update_thread"), ("train", "metrics_every_steps"),
+               ("train", "wandb")}
 
 
 def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
