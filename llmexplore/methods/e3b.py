@@ -153,7 +153,9 @@ class E3B(IntrinsicReward):
                                for i in range(r)])
         bonus = torch.zeros(r, t1 - 1, dtype=phi.dtype, device=phi.device)
         plain = [i for i in range(r) if known[i] and not bool(dones[i].any())]
-        if plain:
+        if len(plain) == r:  # the usual batch: every row goes on an episode, no copy out and back
+            bonus, cov_inv = absorb_block(cov_inv, phi[:, 1:].contiguous())
+        elif plain:
             rows = torch.tensor(plain, device=phi.device)
             bonus[rows], cov_inv[rows] = absorb_block(cov_inv[rows], phi[rows, 1:])
         for i in sorted(set(range(r)) - set(plain)):
@@ -266,5 +268,6 @@ def absorb_block(cov_inv: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, 
     m = m + torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)          # [R, k, k]
     factor = torch.linalg.cholesky(m)
     bonus = (factor.diagonal(dim1=1, dim2=2).pow(2) - 1.0).clamp_min(0.0)  # [R, k]
-    updated = cov_inv - w.transpose(1, 2) @ torch.cholesky_solve(w, factor)
-    return bonus, 0.5 * (updated + updated.transpose(1, 2))
+    correction = w.transpose(1, 2) @ torch.cholesky_solve(w, factor)          # [R, D, D]
+    updated = torch.sub(cov_inv, correction, out=correction)  # in place: [R, D, D] arrays are the cost here
+    return bonus, (updated + updated.transpose(1, 2)).mul_(0.5)

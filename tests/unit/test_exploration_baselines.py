@@ -73,6 +73,26 @@ def test_e3b_bonus_equals_a_direct_inverse_with_episode_resets_and_across_batche
     assert got[0, 3] == 0 and got[0, 9] == 0 and got[1, 7] == 0
 
 
+def test_e3b_batch_whose_rows_all_go_on_an_episode_equals_a_direct_inverse():
+    """The usual batch after the first: every env's row continues its episode and none ends, which is
+    absorbed for all rows at once (no rows copied out and back)."""
+    e3b = _method("e3b", embed_dim=4, ridge=0.5)
+    phi = torch.randn(3, 11, 4, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    dones = torch.zeros(3, 10, dtype=torch.bool)
+    dones[1, 2] = True  # in the first batch only
+    expected = [_direct_e3b(phi[r], dones[r], 0.5) for r in range(3)]
+    first = e3b._episode_bonuses(phi[:, :5], dones[:, :4], np.array([7, 8, 9]))
+    second = e3b._episode_bonuses(phi[:, 4:], dones[:, 4:], np.array([7, 8, 9]))
+    got = torch.cat([first, second], dim=1)
+    assert got.reshape(-1).tolist() == pytest.approx(expected[0] + expected[1] + expected[2], rel=1e-9)
+    for row, uid in enumerate((7, 8, 9)):  # C⁻¹ stays symmetric and each env keeps its own
+        cov = e3b.inverse_covariance[uid]
+        assert torch.equal(cov, cov.T)
+        start = 3 if row == 1 else 0  # env 8's episode restarted with phi[1, 3]
+        direct = 0.5 * torch.eye(4, dtype=torch.float64) + phi[row, start:].T @ phi[row, start:]
+        assert torch.allclose(cov, torch.linalg.inv(direct), rtol=1e-9, atol=1e-12)
+
+
 def test_e3b_float32_stays_close_over_a_long_episode():
     """docs/METHODS.md's figure: off by about 1e-6 of the largest bonus over 2,000 steps at D = 16
     (measured 1.2e-6 on these embeddings); the bound leaves room for other BLAS builds."""
