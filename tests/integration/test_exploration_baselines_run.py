@@ -32,7 +32,6 @@ def test_two_serial_runs_with_one_seed_give_identical_intrinsic_rewards(method, 
     assert metrics[0] == metrics[1]
 
 
-
 @pytest.mark.parametrize("method", ["rnd", "icm"])
 def test_the_method_update_beside_ppo_gives_the_results_of_the_sequential_order(method, tmp_path):
     """``-t update_thread`` (on by default) runs the method's training in a second thread during PPO's:

@@ -156,5 +156,6 @@ def main() -> None:
             values = ", ".join(f"{r:,.0f}" for r in rates[run])
             print(f"| {run} | {median:,.0f} | {values} | {median / base:.2f} |")
 
+
 if __name__ == "__main__":
     main()
