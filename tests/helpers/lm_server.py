@@ -65,6 +65,7 @@ class ServerProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
+        self._close_pipes()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -74,6 +75,14 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        """The ended server's output pipes (read them before stopping it): left open, they are closed by the
+        garbage collector, whose ResourceWarning lands in whichever test runs then."""
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
     def __enter__(self) -> "ServerProcess":
         return self

@@ -304,6 +304,27 @@ def test_lm_check_against_a_real_server():
                                                model=server.model, timeout_s=2))
 
 
+def test_a_backend_that_fails_its_model_check_leaves_no_loop_thread_or_client_open():
+    pytest.importorskip("openai")
+    import threading
+
+    from llmexplore.lm.backends.openai_backend import OpenAIBackend
+    from tests.helpers.lm_server import ServerProcess
+
+    def loop_threads() -> int:
+        return sum(t.name == "openai-backend" and t.is_alive() for t in threading.enumerate())
+
+    before = loop_threads()
+    with ServerProcess() as server:
+        with pytest.raises(UserError, match="does not serve model 'llama'"):
+            OpenAIBackend(base_url=server.base_url, model="llama")
+        assert loop_threads() == before  # the constructor that raised closed what it had opened
+        backend = OpenAIBackend(base_url=server.base_url, model=server.model)
+        assert loop_threads() == before + 1
+        backend.close()
+    assert loop_threads() == before
+
+
 def test_runner_checks_the_lm_server_before_any_cell_starts(tmp_path, monkeypatch):
     pytest.importorskip("openai")
     grid = load_grid(grid_file(tmp_path, """

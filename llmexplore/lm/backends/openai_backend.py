@@ -86,7 +86,11 @@ class OpenAIBackend(LanguageModel):
         self._client = self._run(self._make_client())
         self._model = model or ""
         if check:
-            self._model = self._check_model(model)
+            try:
+                self._model = self._check_model(model)
+            except BaseException:
+                self.close()  # nobody holds a backend that failed its check: its clients and loop go now
+                raise
 
     # -- plumbing --------------------------------------------------------------------------
     async def _make_client(self) -> Any:
