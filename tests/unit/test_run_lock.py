@@ -35,6 +35,7 @@ def test_a_second_writer_is_refused_with_the_holders_pid_and_host(tmp_path):
     finally:
         holder.kill()  # SIGKILL: the kernel frees the lock, the stale file blocks nothing
         holder.wait()
+        holder.stdout.close()
     with RunFolderLock(tmp_path):
         assert json.loads((tmp_path / LOCK_FILE).read_text())["pid"] == os.getpid()
     with RunFolderLock(tmp_path):  # released on exit, taken again
