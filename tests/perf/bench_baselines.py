@@ -23,6 +23,7 @@ import statistics
 import time
 from pathlib import Path
 
+from llmexplore.number_input import number_type
 from tests.perf.common import training_rate
 
 METHODS = ("none", "rnd", "e3b", "noveld", "icm")
@@ -123,10 +124,14 @@ def cpu_table(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=16384)
-    parser.add_argument("--tasks", nargs="+", default=["crafter:reward-free", "nethack:score"])
-    parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument("--repeats", type=number_type(int, 1, 100), default=3,
+                        help="interleaved rounds per method and task; the table shows their median")
+    parser.add_argument("--steps", type=number_type(int, 8192, 10_000_000), default=16384,
+                        help="env steps of each training run (several learner batches; the first quarter warms up, unmeasured)")
+    parser.add_argument("--tasks", nargs="+", default=["crafter:reward-free", "nethack:score"],
+                        help="tasks to train on, each with its family's default serial settings")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS),
+                        help="methods to measure; `none`, the baseline of every ratio, is always added")
     parser.add_argument("--cpu", action="store_true", help="CPU time of each method's learner work instead")
     parser.add_argument("--in-order", action="store_true",
                         help="also train each method with its update in order (-t update_thread=false), "

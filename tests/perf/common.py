@@ -90,6 +90,9 @@ def training_rate_and_cpu(method: str, task: str, steps: int, warmup_fraction: f
         result = train(RunSettings.of(resolved, tmp), timeline)
     assert result.status == "complete", result
     kept = [i for i, (_, s) in enumerate(timeline.points) if s >= warmup_fraction * steps]
+    if len(kept) < 2:
+        raise ValueError(f"{method} on {task}: {len(kept)} progress report(s) after the warm-up of {steps:,} "
+                         "steps, two are needed for a rate; train for more steps (several learner batches)")
     first, last = kept[0], kept[-1]
     (t0, s0), (t1, s1) = timeline.points[first], timeline.points[last]
     cpu_per_step: dict[str, float] = {}
