@@ -127,7 +127,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=number_type(int, 1, 100), default=3,
                         help="interleaved rounds per method and task; the table shows their median")
     parser.add_argument("--steps", type=number_type(int, 8192, 10_000_000), default=16384,
-                        help="env steps of each training run (several learner batches; the first quarter warms up, unmeasured)")
+                        help="env steps of each training run, several learner batches (the first quarter "
+                             "warms up, unmeasured)")
     parser.add_argument("--tasks", nargs="+", default=["crafter:reward-free", "nethack:score"],
                         help="tasks to train on, each with its family's default serial settings")
     parser.add_argument("--methods", nargs="+", default=list(METHODS),
