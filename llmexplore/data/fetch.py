@@ -119,8 +119,6 @@ def _download(url: str, part: Path, file: DataFile, report: Report, timeout: flo
             _download_once(url, part, have, timeout)
             return
         except (urllib.error.HTTPError, urllib.error.URLError) as exc:
-            if isinstance(exc, urllib.error.HTTPError):
-                exc.close()  # an HTTP error holds the server's reply open: its connection goes now
             if isinstance(exc, urllib.error.HTTPError) and exc.code == 416 and have:
                 part.unlink()  # the server cannot serve the rest of what we have: start over
                 continue
