@@ -151,15 +151,17 @@ class E3B(IntrinsicReward):
         known = [uids is not None and int(u) in self.inverse_covariance for u in (uids if uids is not None else range(r))]
         cov_inv = torch.stack([self.inverse_covariance[int(uids[i])] if known[i] else self._fresh(1)[0]
                                for i in range(r)])
-        bonus = torch.zeros(r, t1 - 1, dtype=phi.dtype, device=phi.device)
         plain = [i for i in range(r) if known[i] and not bool(dones[i].any())]
         if len(plain) == r:  # the usual batch: every row goes on an episode, no copy out and back
             bonus, cov_inv = absorb_block(cov_inv, phi[:, 1:].contiguous())
-        elif plain:
-            rows = torch.tensor(plain, device=phi.device)
-            bonus[rows], cov_inv[rows] = absorb_block(cov_inv[rows], phi[rows, 1:])
-        for i in sorted(set(range(r)) - set(plain)):
-            cov_inv[i] = self._row_with_episode_ends(cov_inv[i] if known[i] else None, phi[i], dones[i], bonus[i])
+        else:
+            bonus = torch.zeros(r, t1 - 1, dtype=phi.dtype, device=phi.device)
+            if plain:
+                rows = torch.tensor(plain, device=phi.device)
+                bonus[rows], cov_inv[rows] = absorb_block(cov_inv[rows], phi[rows, 1:])
+            for i in sorted(set(range(r)) - set(plain)):
+                cov_inv[i] = self._row_with_episode_ends(cov_inv[i] if known[i] else None, phi[i], dones[i],
+                                                         bonus[i])
         if uids is not None:
             for row, uid in enumerate(uids.tolist()):
                 self.inverse_covariance[int(uid)] = cov_inv[row]
