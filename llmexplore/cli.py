@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from llmexplore.commands import Handler, command, print_table, registered_commands
 from llmexplore.errors import ConfigError, UserError
-from llmexplore.number_input import MAX_SEED, coefficient_type, seed_type
+from llmexplore.number_input import MAX_SEED, coefficient_type, seed_type, steps_type
 from llmexplore.option_input import merge_option_pairs
 from llmexplore.yaml_input import load_yaml
 
@@ -34,8 +34,9 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("--method", help="exploration method (`llmexplore methods`)")
     p.add_argument("--task", help="task name (`llmexplore envs`)")
     p.add_argument("--seed", type=seed_type, help=f"run seed, 0 to {MAX_SEED:,}")
-    p.add_argument("--steps", help="env-step budget, or 'published' for the task's published budget (the "
-                                   "default when it takes under a day here; otherwise --steps is required)")
+    p.add_argument("--steps", type=steps_type,
+                   help="env-step budget, or 'published' for the task's published budget (the default when it "
+                        "takes under a day here; otherwise --steps is required)")
     p.add_argument("--out", required=True, help="run directory (created; rerunning resumes, and --out alone "
                                                 "trains the resolved run the folder holds, as a grid's cell does)")
     p.add_argument("--config", help="YAML run spec; command-line options override it")
@@ -52,7 +53,6 @@ def _run(p: argparse.ArgumentParser) -> Handler:
     p.epilog = "every -t, -o and --lm key, with its default and meaning: llmexplore options [--method M] [--task T]"
 
     def handle(args: argparse.Namespace) -> int:
-        from llmexplore.benchmarks.run.budget import steps_of
         from llmexplore.benchmarks.run.cell import run_cell, run_folder
         from llmexplore.benchmarks.grids.runners.launch import honour_parent_death, stop_on_sigterm
         from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec
@@ -85,7 +85,7 @@ def _run(p: argparse.ArgumentParser) -> Handler:
         missing = [k for k in ("method", "task") if k not in data]
         if missing:
             raise ConfigError(f"missing {' and '.join('--' + m for m in missing)}")
-        data["steps"] = steps_of(data)  # the published budget only when it is short here or asked for
+        # resolving the spec applies the budget rule: the published budget only when it is short here or asked for
         return _report_cell(run_cell(RunSpec.parse(data, "run options"), args.out, quiet=args.quiet), args.out)
 
     return handle

@@ -18,6 +18,8 @@ MAX_SEED = 1_000_000
 MAX_STEPS = 10**12
 #: the highest TCP port
 MAX_PORT = 65_535
+#: how a budget names the task's published one
+PUBLISHED = "published"
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool) -> str:
@@ -55,6 +57,37 @@ def number_type(kind: type, low: float | None = None, high: float | None = None,
 
     parse.__name__ = "int" if kind is int else "float"  # argparse names the type in messages
     return parse
+
+
+
+def read_steps(value: object) -> int | str | None:
+    """A budget as written (``--steps``, a grid file's ``steps:``, a run spec's ``steps``): a positive whole
+    number up to ``MAX_STEPS`` (``1e6``, ``1_000_000`` and ``1,000,000`` too), ``published``, or nothing.
+    NaN, infinities, fractions and overflowing numbers raise ValueError saying what is wanted."""
+    if value is None or (type(value) is int and 0 < value <= MAX_STEPS):
+        return value
+    if isinstance(value, str) and value.strip().lower() == PUBLISHED:
+        return PUBLISHED
+    number = math.nan
+    if type(value) is float:
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = float(value.replace("_", "").replace(",", ""))
+        except ValueError:
+            pass
+    if not math.isfinite(number) or number < 1 or number > MAX_STEPS or number != int(number):
+        raise ValueError(f"must be a positive whole number of env steps up to {MAX_STEPS:.0e} or "
+                         f"'{PUBLISHED}', not {value!r} (e.g. 1000000)")
+    return int(number)
+
+
+def steps_type(text: str) -> int | str:
+    """``--steps``: ``read_steps`` as an argparse ``type=``, so a bad budget is a usage error naming it."""
+    try:
+        return read_steps(text)  # type: ignore[return-value]  (text is never None)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 #: shared option types

@@ -30,11 +30,6 @@ class RunSettings:
     #: this process's torch device (training: the run's; rolling out a checkpoint: the CPU)
     device: str = "cpu"
 
-    @classmethod
-    def of(cls, run: ResolvedRun, run_dir: str | Path) -> "RunSettings":
-        """Settings of the process that trains ``run`` into ``run_dir``, on the run's own training device."""
-        return cls(run=run, run_dir=str(run_dir), device=run.device)
-
     def with_run(self, **changes: Any) -> "RunSettings":
         """The same process on a run that differs in ``changes`` (e.g. another task to roll out on)."""
         return replace(self, run=self.run.model_copy(update=changes))

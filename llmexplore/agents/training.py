@@ -10,8 +10,10 @@ import os
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
+from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
 from llmexplore.errors import ConfigError
@@ -53,16 +55,16 @@ class TrainResult:
 SERIAL_HEARTBEAT_CHECK_SECONDS = 24 * 3600
 
 
-def sf_argv(settings: RunSettings) -> list[str]:
-    """sample-factory command-line options for a resolved run."""
-    train, budget = settings.run.train, settings.run.budget
+def sf_argv(run: ResolvedRun, run_dir: str | Path) -> list[str]:
+    """sample-factory command-line options for a resolved run trained into ``run_dir``."""
+    train, budget = run.train, run.budget
     args: dict[str, Any] = {
         "env": SF_ENV_NAME,
         "experiment": "sf",
-        "train_dir": settings.run_dir,
+        "train_dir": str(run_dir),
         "restart_behavior": "resume",
         "device": train.device,
-        "seed": settings.run.seed,
+        "seed": run.seed,
         "serial_mode": train.serial,
         "async_rl": not train.serial,
         "num_workers": train.num_workers,
@@ -97,21 +99,22 @@ def sf_argv(settings: RunSettings) -> list[str]:
     return [f"--{key}={value}" for key, value in args.items()]
 
 
-def build_sf_config(settings: RunSettings):
-    """sample-factory's config of a resolved run, with the run's settings under ``cfg.llmexplore``."""
+def build_sf_config(run: ResolvedRun, run_dir: str | Path):
+    """sample-factory's config of a resolved run trained into ``run_dir``; ``cfg.llmexplore`` carries the run,
+    its folder and its training device to every process of the engine (each reads ``RunSettings.from_cfg``)."""
     from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 
     known = _sf_option_names()
-    unknown = sorted(set(settings.run.train.sf_args) - known)
+    unknown = sorted(set(run.train.sf_args) - known)
     if unknown:
         raise ConfigError(f"unknown sample-factory options {unknown}", hint="see `python -m sample_factory.train --help`")
-    argv = sf_argv(settings)
+    argv = sf_argv(run, run_dir)
     parser, _ = parse_sf_args(argv)
     try:
         cfg = parse_full_cfg(parser, argv)
     except SystemExit as exc:
         raise ConfigError(f"sample-factory rejected the options {argv}") from exc
-    cfg.llmexplore = settings.to_dict()  # every process reads the resolved run from here, as is
+    cfg.llmexplore = RunSettings(run=run, run_dir=str(run_dir), device=run.device).to_dict()  # read as is
     return cfg
 
 
@@ -135,13 +138,14 @@ def register_components() -> None:
     global_model_factory().register_encoder_factory(make_encoder)
 
 
-def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
+def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_steps: int = 0,
           quiet: bool = True) -> TrainResult:
-    """Run (or resume) the resolved run's training until its budget; sample-factory checkpoints as it goes."""
+    """Run (or resume) the resolved run's training into ``run_dir`` until its budget; sample-factory
+    checkpoints there as it goes."""
     from llmexplore.envs.registry import get_task, require_in_new_processes
 
     # sample-factory probes the env in a new process even in serial mode: it must know the family
-    require_in_new_processes(get_task(settings.run.task).family)
+    require_in_new_processes(get_task(run.task).family)
 
     from sample_factory.algo.runners.runner import AlgoObserver
     from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
@@ -158,9 +162,9 @@ def train(settings: RunSettings, sink: TrainingSink, resume_env_steps: int = 0,
     register_components()
     import torch
 
-    train_config, budget = settings.run.train, settings.run.budget
+    train_config, budget = run.train, run.budget
     torch.set_num_threads(train_config.torch_threads)  # sample-factory leaves this alone in serial mode
-    cfg = build_sf_config(settings)
+    cfg = build_sf_config(run, run_dir)
     runner = (SerialTrainer if train_config.serial else ParallelTrainer)(cfg)
     samples_per_update = cfg.batch_size * cfg.num_batches_per_epoch  # sample-factory's batch_size: minibatch
 

@@ -113,8 +113,8 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
             options = backend_options(args.backend, grid, cli_options)
             for cell in grid.cells:
                 parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
-                r = cell.resources
-                print(f"{cell.id}  steps={cell.spec.steps}  device={cell.spec.train.device}  "
+                r, steps = cell.resources, cell.run.steps if cell.run else cell.spec.steps  # the resolved budget
+                print(f"{cell.id}  steps={steps}  device={cell.spec.train.device}  "
                       f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
             print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
             if args.backend == "slurm":

@@ -174,7 +174,6 @@ def _flat_settings(settings: dict[str, Any], prefix: str = "") -> list[tuple[str
 def train_rate(task: str, method: str, preset: str | None, seconds: float, train: dict[str, Any]) -> Measurement:
     """Steady env steps/s of real training for about ``seconds`` (the first quarter of the time left out)."""
     from llmexplore.agents import stop_requests
-    from llmexplore.agents.run_settings import RunSettings
     from llmexplore.agents.training import train as run_training
     from llmexplore.benchmarks.run.spec import RunSpec, resolve
 
@@ -187,7 +186,7 @@ def train_rate(task: str, method: str, preset: str | None, seconds: float, train
     stop_requests.reset()
     try:
         with tempfile.TemporaryDirectory() as tmp, _GpuSampler() as gpu:
-            run_training(RunSettings.of(resolved, tmp), sink)  # type: ignore[arg-type]
+            run_training(resolved, tmp, sink)  # type: ignore[arg-type]
     finally:
         stop_requests.reset()
     detail = f"{method}, preset {preset or 'default'}" + "".join(f", {k}={v}" for k, v in _flat_settings(train))

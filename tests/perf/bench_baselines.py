@@ -86,13 +86,12 @@ def method_cpu_per_1000(method: str, task: str, repeats: int) -> tuple[float, fl
 def _train(method: str, task: str, steps: int) -> None:
     import tempfile
 
-    from llmexplore.agents.run_settings import RunSettings
     from llmexplore.agents.training import train
     from llmexplore.benchmarks.run.spec import RunSpec, resolve
     from tests.perf.common import _Timeline
 
     with tempfile.TemporaryDirectory() as tmp:
-        result = train(RunSettings.of(resolve(RunSpec(method=method, task=task, seed=0, steps=steps)), tmp), _Timeline())
+        result = train(resolve(RunSpec(method=method, task=task, seed=0, steps=steps)), tmp, _Timeline())
     assert result.status == "complete", result
 
 

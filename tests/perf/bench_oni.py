@@ -30,7 +30,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from llmexplore.agents.training import train  # noqa: E402
-from llmexplore.agents.run_settings import RunSettings
 from llmexplore.benchmarks.run.spec import RunSpec, resolve  # noqa: E402
 
 METHODS = ("none", "oni-retrieval", "oni-classification", "oni-ranking")
@@ -66,7 +65,7 @@ def measure(method: str, steps: int, seed: int, lm: dict[str, Any], warmup: floa
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        result = train(RunSettings.of(resolved, tmp), sink)
+        result = train(resolved, tmp, sink)
     wall = time.perf_counter() - started
     assert result.status == "complete", result
     points = [(t, s) for t, s in sink.points if s >= warmup * steps]

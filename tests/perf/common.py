@@ -8,7 +8,6 @@ import time
 from typing import Callable
 
 from llmexplore.agents.training import train
-from llmexplore.agents.run_settings import RunSettings
 from llmexplore.benchmarks.run.spec import RunSpec, resolve
 
 
@@ -87,7 +86,7 @@ def training_rate_and_cpu(method: str, task: str, steps: int, warmup_fraction: f
     resolved = resolve(spec)
     timeline = _Timeline(cpu=cpu)
     with tempfile.TemporaryDirectory() as tmp:
-        result = train(RunSettings.of(resolved, tmp), timeline)
+        result = train(resolved, tmp, timeline)
     assert result.status == "complete", result
     kept = [i for i, (_, s) in enumerate(timeline.points) if s >= warmup_fraction * steps]
     if len(kept) < 2:

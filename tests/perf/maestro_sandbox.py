@@ -117,7 +117,7 @@ def _env_settings(method: str, run_dir: str, options: dict) -> RunSettings:
                       method_options=options, train=TrainConfig().resolved("nethack"), lm=LMConfig(),
                       label=method,
                       encoder="nethack", policy_keys=("skill",) if method == "maestro" else ())
-    return RunSettings.of(run, run_dir)
+    return RunSettings(run=run, run_dir=str(run_dir), device=run.device)
 
 
 def _time(fn) -> float:

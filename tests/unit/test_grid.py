@@ -176,7 +176,7 @@ def test_a_missing_budget_of_days_asks_for_steps_like_the_run_command(tmp_path):
               - {task: nethack:score}
         """), out_dir=tmp_path / "out")
     message = str(caught.value)
-    assert "grid.yaml:5: cell nethack:score: no steps given" in message and "2,000,000,000" in message
+    assert "grid.yaml:5: no steps given: nethack:score's published budget" in message and "2,000,000,000" in message
     assert "steps: N" in message and "steps: published" in message and "crafter" not in message
 
     grid = load_grid(write(tmp_path, """
@@ -187,7 +187,7 @@ def test_a_missing_budget_of_days_asks_for_steps_like_the_run_command(tmp_path):
           - {task: nethack:score, steps: published}
           - {task: nethack:oracle, steps: 4096}
     """), out_dir=tmp_path / "out")
-    assert [c.spec.steps for c in grid.cells] == [1_000_000, 2_000_000_000, 4096]
+    assert [c.run.steps for c in grid.cells] == [1_000_000, 2_000_000_000, 4096]
 
 
 def test_suite_steps_may_name_the_published_budget(tmp_path):
@@ -196,9 +196,9 @@ def test_suite_steps_may_name_the_published_budget(tmp_path):
         suite: {steps: published, tasks: [nethack:score, crafter:reward]}
         set: {method: none}
     """), out_dir=tmp_path / "out")
-    assert {c.spec.task: c.spec.steps for c in grid.cells} == {"nethack:score": 2_000_000_000,
+    assert {c.spec.task: c.run.steps for c in grid.cells} == {"nethack:score": 2_000_000_000,
                                                               "crafter:reward": 1_000_000}
-    with pytest.raises(ConfigError, match="steps must be a positive whole number"):
+    with pytest.raises(ConfigError, match="steps: must be a positive whole number"):
         load_grid(write(tmp_path, """
             name: g
             set: {method: none, task: crafter:reward, steps: lots}

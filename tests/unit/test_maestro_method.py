@@ -56,7 +56,7 @@ def settings(code: Path, rewards: Path | str = "unused", run_dir: Path | str = "
                       method_options={"reward_models": str(rewards), "code": str(code), **options},
                       train=TrainConfig(envs_per_worker=2, batch_size=64).resolved("nethack"), lm=LMConfig(),
                       label="maestro", encoder="nethack", policy_keys=("skill",))
-    return RunSettings.of(run, run_dir)
+    return RunSettings(run=run, run_dir=str(run_dir), device=run.device)
 
 
 def play(env, steps: int, seed: int = 0):
@@ -310,7 +310,7 @@ def test_the_learner_ends_returns_where_a_skill_hands_over_and_keeps_the_recurre
     advantages = {}
     for returns in ("activation", "episode"):
         run = settings(code, rewards, run_dir=tmp_path / returns, ext_coef=1.0, int_coef=0.0, returns=returns)
-        cfg = build_sf_config(run)
+        cfg = build_sf_config(run.run, run.run_dir)
         env = build_env(run)
         try:
             env_info = extract_env_info(env, cfg)

@@ -17,9 +17,9 @@ RUN = ["run", "--method", "rnd", "--task", "crafter:reward-free"]
 
 
 @pytest.mark.parametrize("args,message", [
-    (RUN + ["--steps", "nan"], "--steps must be a positive whole number"),
-    (RUN + ["--steps", "inf"], "--steps must be a positive whole number"),
-    (RUN + ["--steps", "1e400"], "--steps must be a positive whole number"),
+    (RUN + ["--steps", "nan"], "argument --steps: must be a positive whole number"),
+    (RUN + ["--steps", "inf"], "argument --steps: must be a positive whole number"),
+    (RUN + ["--steps", "1e400"], "argument --steps: must be a positive whole number"),
     (RUN + ["--steps", "1e13"], "up to 1e+12"),
     (RUN + ["--steps", "4096", "--int-coef", "inf"], "argument --int-coef: must be a finite number"),
     (RUN + ["--steps", "4096", "--ext-coef", "nan"], "argument --ext-coef: must be a finite number"),

@@ -96,8 +96,8 @@ def test_the_published_crafter_policy_has_sb3_cnn_policys_parameter_count(tmp_pa
 
     run = resolve(RunSpec(method="none", task="crafter:reward", steps=8192, train={"preset": "published"}))
     assert run.encoder == "crafter-published"
-    settings = RunSettings.of(run, tmp_path)
-    cfg = build_sf_config(settings)
+    cfg = build_sf_config(run, tmp_path)
+    settings = RunSettings.from_cfg(cfg)  # as each process of the engine reads it
     assert (cfg.batch_size, cfg.num_batches_per_epoch, cfg.num_epochs, cfg.use_rnn, cfg.recurrence) == (
         64, 32, 10, False, 1)
     register_components()
@@ -117,12 +117,11 @@ def test_the_published_crafter_policy_has_sb3_cnn_policys_parameter_count(tmp_pa
 def test_a_serial_run_is_not_stopped_for_a_long_training_step(tmp_path):
     """Serial runs share one event loop: the published preset's training step can outlast sample-factory's
     180 s heartbeat check on a loaded machine, which stopped healthy runs. Parallel runs keep the check."""
-    from llmexplore.agents.run_settings import RunSettings
     from llmexplore.agents.training import SERIAL_HEARTBEAT_CHECK_SECONDS, build_sf_config
 
     spec = RunSpec(method="none", task="crafter:reward", steps=8192, train={"preset": "published"})
-    serial = build_sf_config(RunSettings.of(resolve(spec), tmp_path))
+    serial = build_sf_config(resolve(spec), tmp_path)
     assert serial.serial_mode and serial.heartbeat_reporting_interval == SERIAL_HEARTBEAT_CHECK_SECONDS
     parallel_spec = spec.model_copy(update={"train": spec.train.model_copy(update={"serial": False})})
-    parallel = build_sf_config(RunSettings.of(resolve(parallel_spec), tmp_path))
+    parallel = build_sf_config(resolve(parallel_spec), tmp_path)
     assert not parallel.serial_mode and parallel.heartbeat_reporting_interval == 180

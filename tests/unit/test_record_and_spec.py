@@ -121,7 +121,7 @@ BASE = ["--steps", "4096"]
     (["--method", "curiosity", "--task", "nethack:score", *BASE], "unknown method 'curiosity'"),
     (["--method", "rnd", "--task", "nethack:score", "-o", "lr=-3", *BASE], "lr: Input should be greater than 0"),
     (["--method", "rnd", "--task", "nethack:score", "-o", "colour=red", *BASE], "colour: Extra inputs are not permitted"),
-    (["--method", "rnd", "--task", "nethack:score", "--steps", "0"], "--steps must be a positive whole number"),
+    (["--method", "rnd", "--task", "nethack:score", "--steps", "0"], "argument --steps: must be a positive whole number"),
     (["--method", "rnd", "--task", "nethack:score", "-t", "device=tpu", *BASE], "train.device"),
 ])
 def test_cli_bad_input_stops_with_one_message(tmp_path, args, expected):

@@ -105,8 +105,7 @@ def test_the_engine_and_the_method_read_the_resolved_run_as_is(tmp_path):
     from llmexplore.agents.training import build_sf_config
 
     run = _run(lm={"backend": "oracle"})
-    settings = RunSettings.of(run, tmp_path)
-    cfg = build_sf_config(settings)
+    cfg = build_sf_config(run, tmp_path)
     assert cfg.llmexplore["run"] == json.loads(run.model_dump_json())  # what resolved.json holds
     assert cfg.batch_size == run.train.batch_size and cfg.train_for_env_steps == run.budget - 1
     again = RunSettings.from_cfg(cfg)  # as each sample-factory process does

@@ -30,25 +30,22 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.benchmarks.grids import yaml_lines
 from llmexplore.benchmarks.grids.backend_options import BACKEND_SECTIONS
-from llmexplore.benchmarks.run.budget import GRID_STEPS, steps_of
+from llmexplore.benchmarks.run.budget import GRID_STEPS, Steps
 from llmexplore.benchmarks.run.spec import ParentSpec, ResolvedRun, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
-from llmexplore.number_input import MAX_STEPS
 from llmexplore.paths import inside
 
 TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary", "tied", "lm", "output",
             *BACKEND_SECTIONS}
 BLOCK_KEYS = {"set", "vary", "tied", "name"}
 Protocol = Literal["reward-free", "with-reward", "pretrain-finetune"]
-#: a budget in env steps, or the task's published one by name
-Steps = Union[Annotated[int, Field(gt=0, le=MAX_STEPS)], Literal["published"]]
 #: ``suite.finetune.method`` value that keeps each pretraining cell's method
 PARENT_METHOD = "parent"
 #: the most cells one grid file may expand to: each is checked before anything runs (about a millisecond
@@ -354,13 +351,6 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
                              f"the {suite.protocol} protocol trains without extrinsic reward: ext_coef must be 0")
             values["ext_coef"] = 0.0
         _match_device_to_gpus(values, suite.resources, line_for(lines, "train"), problems)
-        try:  # as `llmexplore run --steps`: a published budget of days must be asked for by name
-            values["steps"] = steps_of(values, GRID_STEPS)
-        except ConfigError as exc:
-            hint = f" ({exc.hint})" if exc.hint else ""
-            problems.add(line_for(lines, "steps" if "steps" in lines else "task"),
-                         f"cell {values.get('task')}: {exc.message}{hint}")
-            continue
         try:
             spec = RunSpec.parse(values, "cell")
         except ConfigError as exc:
@@ -417,10 +407,14 @@ def _cell(spec: RunSpec, out: Path, suite: Suite, lines: dict[str, int], parent_
 
 def _check_cell(cell: Cell, line_for, problems: _Problems, seen: dict[str, int]) -> bool:
     try:
-        # the device is checked where the cell runs: a login node without a GPU may submit GPU cells
-        cell.run = resolve(cell.spec, check_parent=cell.parent_id is None, check_device=False)
+        # the device is checked where the cell runs: a login node without a GPU may submit GPU cells;
+        # the budget rule is `llmexplore run --steps`'s: a published budget of days must be asked for by name
+        cell.run = resolve(cell.spec, check_parent=cell.parent_id is None, check_device=False,
+                           steps_spelling=GRID_STEPS)
     except ConfigError as exc:
         for where, message in exc.problems:
+            if where == "steps" and "steps" not in cell.lines:  # a missing budget: the line naming the task
+                where = "task"
             problems.add(line_for(cell.lines, where or "method"), message)
         return False
     line = cell.lines.get("__block__", 0)
@@ -441,7 +435,7 @@ def _finetune_cell(parent: Cell, suite: Suite, out: Path, lines: dict[str, int])
     values.update(
         task=ft.task,
         method=method,
-        steps=steps_of({"task": ft.task, "steps": ft.steps}, GRID_STEPS) if ft.steps else parent.spec.steps,
+        steps=ft.steps or (parent.run.steps if parent.run else parent.spec.steps),  # default: the parent's budget
         label=f"{parent.label}+finetune",
         parent=ParentSpec(run_dir=str(parent.run_dir), reset=list(ft.reset)).model_dump(),
     )

@@ -9,14 +9,16 @@ runs the published budget knowingly.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.registry import find_family
 from llmexplore.errors import ConfigError
-from llmexplore.number_input import MAX_STEPS
+from llmexplore.number_input import MAX_STEPS, PUBLISHED, read_steps
 
-PUBLISHED = "published"
 DAY_SECONDS = 86_400
 #: env steps/s assumed for a family that is not registered
 DEFAULT_STEPS_PER_SECOND = 1_000
@@ -39,29 +41,28 @@ def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
 CLI_STEPS, GRID_STEPS = "--steps ", "steps: "
 
 
-def choose_steps(value: str | int | None, task: TaskSpec, processes: int = 1,
+def _steps_field(value: Any) -> int | str | None:
+    """``read_steps`` for pydantic models: a bad budget is that field's error, in our words."""
+    try:
+        return read_steps(value)
+    except ValueError as exc:
+        raise PydanticCustomError("steps", "{reason}", {"reason": str(exc)}) from None
+
+
+#: a budget as written: env steps, or the task's published budget by name (``read_steps`` reads it)
+Steps = Annotated[Union[Annotated[int, Field(gt=0, le=MAX_STEPS)], Literal["published"]],
+                  BeforeValidator(_steps_field)]
+
+
+def choose_steps(value: int | str | None, task: TaskSpec, processes: int = 1,
                  spelling: str = CLI_STEPS) -> int:
     """A run's env-step budget: a number as given, ``published`` the task's published budget, and
     nothing the published budget only when it takes under a day here. The one rule for ``run`` and
-    grid files (``spelling`` names the setting in messages)."""
-    steps = parse_steps(value, task, spelling)
-    return steps if steps is not None else default_budget_or_error(task, processes, spelling)
-
-
-def steps_of(values: Mapping[str, Any], spelling: str = CLI_STEPS) -> Any:
-    """``choose_steps`` for a run's raw settings (``task``, ``steps``, ``train.num_workers``), as ``run``
-    and grid files give them; an unknown task leaves ``steps`` as it is, for the run spec's check to
-    report with every other problem."""
-    from llmexplore.envs import get_task
-
-    try:
-        task = get_task(str(values.get("task")))
-    except ConfigError:
-        return values.get("steps")
-    train = values.get("train")
-    workers = train.get("num_workers", 1) if isinstance(train, Mapping) else 1
-    return choose_steps(values.get("steps"), task, workers if isinstance(workers, int) and workers > 0 else 1,
-                        spelling)
+    grid files, applied where a run is resolved (``spelling`` names the setting in messages)."""
+    if value is None:
+        return default_budget_or_error(task, processes, spelling)
+    steps = read_steps(value)
+    return task.default_budget if steps == PUBLISHED else int(steps)  # type: ignore[arg-type]
 
 
 def default_budget_or_error(task: TaskSpec, processes: int = 1, spelling: str = CLI_STEPS) -> int:
@@ -77,31 +78,6 @@ def default_budget_or_error(task: TaskSpec, processes: int = 1, spelling: str = 
         hint=f"set {spelling}N (e.g. {spelling}1000000, about {1_000_000 / rate / 60:,.0f} minutes), or "
              f"{spelling}{PUBLISHED} to run the published budget",
     )
-
-
-def parse_steps(value: str | int | float | None, task: TaskSpec, spelling: str = CLI_STEPS) -> int | None:
-    """``--steps``: a positive whole number up to ``MAX_STEPS`` (``1e6`` and ``1_000_000`` too) or ``published``;
-    NaN, infinities and overflowing numbers are refused here, where the budget enters."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        value = str(value)
-    wanted = (f"{spelling.strip(' :')} must be a positive whole number of env steps up to {MAX_STEPS:.0e} or "
-              f"'{PUBLISHED}'")
-    if isinstance(value, int):
-        number = float(value) if value <= MAX_STEPS else math.inf
-    elif isinstance(value, float):
-        number = value
-    elif value.strip().lower() == PUBLISHED:
-        return task.default_budget
-    else:
-        try:
-            number = float(value.replace("_", "").replace(",", ""))
-        except ValueError:
-            number = math.nan
-    if not math.isfinite(number) or number < 1 or number > MAX_STEPS or number != int(number):
-        raise ConfigError(f"{wanted}, not {value!r}", hint=f"e.g. {spelling}1000000")
-    return int(number)
 
 
 def overshoot_note(budget: int, env_steps: int, batch_size: int) -> dict[str, object] | None:

@@ -250,10 +250,9 @@ def _set_aside_checkpoints_ahead_of_episodes(run_dir: Path) -> list[Path]:
 
 def _train(run: ResolvedRun, run_dir: Path, sink: CellSink, resume_steps: int, quiet: bool) -> "TrainResult":
     """The engine on the resolved run."""
-    from llmexplore.agents.run_settings import RunSettings
     from llmexplore.agents.training import train
 
-    return train(RunSettings.of(run, run_dir), sink, resume_env_steps=resume_steps, quiet=True)
+    return train(run, run_dir, sink, resume_env_steps=resume_steps, quiet=True)
 
 
 def _start_wandb(run: ResolvedRun, run_dir: Path, quiet: bool) -> Any:

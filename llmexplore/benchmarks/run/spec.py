@@ -14,12 +14,13 @@ from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_
                                            load_checkpoint_file)
 from llmexplore.agents.train_config import TrainConfig, network_encoder
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
+from llmexplore.benchmarks.run.budget import CLI_STEPS, Steps, choose_steps
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError, UserError, validation_problems
 from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import CheckContext, get_method, parse_options
-from llmexplore.number_input import MAX_SEED, MAX_STEPS
+from llmexplore.number_input import MAX_SEED
 
 
 class RunSpec(BaseModel):
@@ -28,8 +29,9 @@ class RunSpec(BaseModel):
     method: str = Field(description="exploration method name (`llmexplore methods`)")
     task: str = Field(description="task name (`llmexplore envs`)")
     seed: int = Field(0, ge=0, le=MAX_SEED, description="run seed, 0 to 1,000,000")
-    steps: int | None = Field(None, gt=0, le=MAX_STEPS,
-                              description="env-step budget; default: the task's published budget")
+    steps: Steps | None = Field(
+        None, description="env-step budget, or 'published' for the task's published budget; default: the "
+                          "published budget where it takes under a day here (`budget.choose_steps`)")
     ext_coef: float | None = Field(None, ge=0, description="c_ext; default: the task's published value")
     int_coef: float | None = Field(None, ge=0, description="c_int; default: the method's published value")
     method_options: dict[str, Any] = Field(
@@ -61,9 +63,14 @@ def cell_id(spec: "RunSpec | ResolvedRun") -> str:
     return f"{spec.label or spec.method}/{spec.task}/seed{spec.seed}"
 
 
-def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True) -> ResolvedRun:
+def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True,
+            steps_spelling: str = CLI_STEPS) -> ResolvedRun:
     """Check every name and value of a spec and fill in every default; raise one ConfigError listing all
     problems.
+
+    The budget rule runs here, once: no ``steps`` is the task's published budget only where that takes
+    under a day here (``budget.choose_steps``; ``steps_spelling`` names the setting in its message:
+    ``--steps`` or a grid file's ``steps:``).
 
     ``check_parent=False`` leaves the parent checkpoint unchosen (its reset parts are still checked),
     for grids whose parent cell has not run yet: the grid chooses it with ``with_parent_checkpoint``
@@ -96,7 +103,10 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True)
              or spec.train.model_copy(update={"preset": None}).resolved(family, here=check_device))
     if adapter is not None:
         attempt("train", lambda: network_encoder(task.family, train.network))
-    budget = spec.steps or (task.default_budget if task else 0)
+    if task is not None:
+        budget = attempt("steps", lambda: choose_steps(spec.steps, task, train.num_workers, steps_spelling))
+    else:  # a budget given as a number is still checked against the batch
+        budget = spec.steps if isinstance(spec.steps, int) else None
     problems.extend(_check_training(train, budget))
     if check_device and method is not None and options is not None:
         problems.extend(_machine_problems(train, spec.lm, method.uses_lm))
@@ -176,10 +186,11 @@ def _machine_problems(train: TrainConfig, lm: LMConfig, uses_lm: bool) -> list[t
     return problems
 
 
-def _check_training(train: TrainConfig, budget: int) -> list[tuple[str, str]]:
+def _check_training(train: TrainConfig, budget: int | None) -> list[tuple[str, str]]:
+    """Problems of the training settings with this budget (None: not known, as the task or steps were not)."""
     problems: list[tuple[str, str]] = []
     per_rollout = train.num_workers * train.envs_per_worker * train.rollout
-    if budget < train.batch_size:
+    if budget is not None and budget < train.batch_size:
         problems.append(("steps",
             f"budget of {budget} env steps is smaller than one training batch ({train.batch_size}); "
             f"raise the budget or lower train.batch_size"
