@@ -121,6 +121,31 @@ def test_pretrain_finetune_links_each_finetune_cell_to_its_parent(tmp_path):
         assert child.spec.seed == parent.spec.seed
 
 
+def test_a_finetune_cell_without_steps_takes_its_parents_budget_as_resolved(tmp_path):
+    """The parent sets no steps (Crafter's published million, chosen when it is resolved): the fine-tuning
+    cell on NetHack trains for that million, not for NetHack's own published 2 billion (refused unasked)."""
+    grid = load_grid(write(tmp_path, """
+        name: pf
+        suite:
+          protocol: pretrain-finetune
+          tasks: [crafter:reward-free]
+          finetune: {task: nethack:score}
+        vary: {method: [rnd]}
+    """), out_dir=tmp_path / "out")
+    parent, child = grid.cells
+    assert parent.spec.steps is None and parent.run.steps == 1_000_000
+    assert child.spec.steps == 1_000_000 and child.run.steps == 1_000_000
+    published = load_grid(write(tmp_path, """
+        name: pf
+        suite:
+          protocol: pretrain-finetune
+          tasks: [crafter:reward-free]
+          finetune: {task: nethack:score, steps: published}
+        vary: {method: [rnd]}
+    """), out_dir=tmp_path / "out")
+    assert published.cells[1].run.steps == 2_000_000_000  # asked for by name
+
+
 @pytest.mark.parametrize("name", ["quickstart.yaml", "crafter.yaml", "nethack.yaml", "nethack-cluster.yaml"])
 def test_shipped_grids_validate(name):
     grid = load_grid(REPO / "configs" / name)
