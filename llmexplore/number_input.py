@@ -59,7 +59,6 @@ def number_type(kind: type, low: float | None = None, high: float | None = None,
     return parse
 
 
-
 def read_steps(value: object) -> int | str | None:
     """A budget as written (``--steps``, a grid file's ``steps:``, a run spec's ``steps``): a positive whole
     number up to ``MAX_STEPS`` (``1e6``, ``1_000_000`` and ``1,000,000`` too), ``published``, or nothing.

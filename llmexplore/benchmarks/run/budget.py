@@ -56,13 +56,13 @@ Steps = Annotated[Union[Annotated[int, Field(gt=0, le=MAX_STEPS)], Literal["publ
 
 def choose_steps(value: int | str | None, task: TaskSpec, processes: int = 1,
                  spelling: str = CLI_STEPS) -> int:
-    """A run's env-step budget: a number as given, ``published`` the task's published budget, and
-    nothing the published budget only when it takes under a day here. The one rule for ``run`` and
-    grid files, applied where a run is resolved (``spelling`` names the setting in messages)."""
+    """A run's env-step budget from a budget as a spec holds it (``Steps``, already read): a number as
+    given, ``published`` the task's published budget, and nothing the published budget only when it takes
+    under a day here. The one rule for ``run`` and grid files, applied where a run is resolved
+    (``spelling`` names the setting in messages)."""
     if value is None:
         return default_budget_or_error(task, processes, spelling)
-    steps = read_steps(value)
-    return task.default_budget if steps == PUBLISHED else int(steps)  # type: ignore[arg-type]
+    return task.default_budget if value == PUBLISHED else int(value)
 
 
 def default_budget_or_error(task: TaskSpec, processes: int = 1, spelling: str = CLI_STEPS) -> int:
