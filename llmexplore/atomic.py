@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -66,11 +67,16 @@ def dumps_line(obj: Any) -> str:
 
 
 class JsonlAppender:
-    """Appends one JSON object per line, flushed at once, so a kill loses at most the current line."""
+    """Appends one JSON object per line, flushed at once, so a kill loses at most the current line.
+
+    A line a kill left torn at the end of the file is cut off when the file is opened again: appending
+    after it would glue the next row onto it, and a torn line in the middle of a log would then stop
+    every reader."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _cut_torn_tail(self.path)
         self._fh = open(self.path, "a", encoding="utf-8")
 
     def write(self, obj: Any) -> None:
@@ -90,13 +96,47 @@ class JsonlAppender:
         self.close()
 
 
+def _cut_torn_tail(path: Path) -> None:
+    """Truncate ``path`` after its last newline when its last line is unfinished (a kill mid-append)."""
+    try:
+        fh = open(path, "r+b")
+    except FileNotFoundError:
+        return
+    with fh:
+        end = fh.seek(0, os.SEEK_END)
+        if end == 0:
+            return
+        fh.seek(end - 1)
+        if fh.read(1) == b"\n":
+            return
+        pos = end
+        while pos > 0:  # back to the last newline, a block at a time
+            start = max(0, pos - 65536)
+            fh.seek(start)
+            block = fh.read(pos - start)
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                fh.truncate(start + cut + 1)
+                return
+            pos = start
+        fh.truncate(0)
+
+
+class TornLineWarning(UserWarning):
+    """A line of a .jsonl file was torn by a kill mid-write (named with its file and line)."""
+
+
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
     """Read JSON lines, dropping a torn last line left by a kill mid-write."""
     return list(iter_jsonl(path))
 
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
-    """The rows of a .jsonl file (none when it does not exist)."""
+    """The rows of a .jsonl file (none when it does not exist).
+
+    A torn last line (a kill mid-append) is dropped quietly. A torn line elsewhere (an older llmexplore
+    appended after a torn tail, gluing the next row onto the fragment) is reported with a
+    ``TornLineWarning`` and the complete row glued after the fragment, if any, is kept."""
     path = Path(path)
     if not path.exists():
         return
@@ -111,7 +151,25 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
         except json.JSONDecodeError:
             if i == len(lines) - 1:
                 return  # torn tail from an interrupted append
-            raise
+            row = _row_after_fragment(line)
+            warnings.warn(f"{path}, line {i + 1}: a row torn by an interrupted write; "
+                          + ("the complete row after it is kept" if row is not None else "dropped"),
+                          TornLineWarning, stacklevel=2)
+            if row is not None:
+                yield row
+
+
+def _row_after_fragment(line: str) -> dict | None:
+    """The complete JSON object that follows a torn fragment on one line, if there is one."""
+    pos = line.find("{", 1)
+    while pos > 0:
+        try:
+            row = json.loads(line[pos:])
+        except json.JSONDecodeError:
+            pos = line.find("{", pos + 1)
+            continue
+        return row if isinstance(row, dict) else None
+    return None
 
 
 def rewrite_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> None:

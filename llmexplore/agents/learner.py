@@ -164,8 +164,9 @@ class IntrinsicLearner(LearnerHooks):
             stats = super().train(batch)
         else:
             update_metrics, stats = self._update_beside_ppo(batch, rewards_batch)
-        if stats is not None:
-            stats[REPORT_KEY] = self._report(finished, update_metrics)
+        if stats is None:  # a batch of invalid samples only: not trained, but its episodes still ended
+            stats = {POLICY_ID_KEY: self.policy_id}
+        stats[REPORT_KEY] = self._report(finished, update_metrics)  # every batch: the episode ledger needs each
         return stats
 
     def _update_beside_ppo(self, batch: TensorDict,
@@ -186,16 +187,15 @@ class IntrinsicLearner(LearnerHooks):
             self._update_thread.shutdown(wait=True)
             self._update_thread = None
 
-    def _count_rewards(self, batch: TensorDict, r_int: torch.Tensor) -> list[float]:
-        """Add the batch's r_env and r_int to the metrics row's sums; return the intrinsic returns of the
-        episodes that ended in it (an episode spans batches: each env's sum so far is kept by its uid)."""
+    def _count_rewards(self, batch: TensorDict, r_int: torch.Tensor) -> list[tuple[int, float]]:
+        """Add the batch's r_env and r_int to the metrics row's sums; return (env uid, intrinsic return) of
+        the episodes that ended in it, in the batch's order (an episode spans batches: each env's sum so far
+        is kept by its uid)."""
         r_ext = batch["rewards"]
         self._sums += (float(r_ext.sum()), float(r_int.sum()), r_ext.numel())
-        return [total for _, _, total in self.episode_returns.add(
-            batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy(),
-            r_int.cpu().numpy(),
-            batch["dones"].cpu().numpy(),
-        )]
+        uids = batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy()
+        ended = self.episode_returns.add(uids, r_int.cpu().numpy(), batch["dones"].cpu().numpy())
+        return [(int(uids[row]), total) for row, _, total in ended]
 
     def prepare_batch(self, batch: TensorDict, prepare):
         """sample-factory's batch preparation, with the method's return ends shown to GAE alone.
@@ -221,12 +221,14 @@ class IntrinsicLearner(LearnerHooks):
         buff["dones_cpu"] = flat.to("cpu", copy=True, dtype=torch.float)
         return buff, experience_size, num_invalids
 
-    def _report(self, finished: list[float], update_metrics: dict[str, float]) -> dict[str, Any]:
-        """What the main process gets after a batch: finished intrinsic returns, and a metrics row when due.
+    def _report(self, finished: list[tuple[int, float]], update_metrics: dict[str, float]) -> dict[str, Any]:
+        """What the main process gets after each batch: (env uid, intrinsic return) of the episodes that ended
+        in it (``episode_ledger.py`` files their rows under this batch), and a metrics row when due.
 
-        ``env_steps`` is the learner's count after this batch, the step the row and the returns belong to.
+        ``env_steps`` is the learner's count after this batch, the step the rows belong to, as its
+        checkpoint would hold it.
         """
-        report: dict[str, Any] = {"intrinsic_returns": finished, "env_steps": self.env_steps}
+        report: dict[str, Any] = {"episodes": finished, "env_steps": self.env_steps}
         if self.parent_report is not None:
             report["parent"], self.parent_report = self.parent_report, None
         if self._metrics_schedule.due(self.env_steps):
@@ -239,7 +241,7 @@ class IntrinsicLearner(LearnerHooks):
         """The last row when training stops between two rows (interrupted, then checkpointed)."""
         if self._sums[2] == 0 or self._metrics_schedule.final_written:
             return None
-        return {"intrinsic_returns": [], "env_steps": self.env_steps,
+        return {"env_steps": self.env_steps,
                 "metrics": self._metrics_row(getattr(self, "_pending_update_metrics", {}))}
 
     def _metrics_row(self, update_metrics: dict[str, float]) -> dict[str, float]:

@@ -8,9 +8,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from llmexplore.agents.episode_ledger import EPISODE_UID_KEY
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.envs import make_adapter
-from llmexplore.envs.base import ENV_UID_KEY
+from llmexplore.envs.base import ENV_UID_KEY, EPISODE_STATS_KEY
 from llmexplore.envs.wrappers import DropKeys
 
 SF_ENV_NAME = "llmexplore"
@@ -18,19 +19,23 @@ _SEED_STRIDE = 1_000_003
 
 
 class TrainingEnv(gym.Wrapper):
-    """Tags observations with the env instance id and makes seeds run-specific.
+    """Tags observations and finished episodes with the env instance id and makes seeds run-specific.
 
     sample-factory seeds the first reset of env i with i; we mix in the run seed so two
     seeds of a grid do not replay the same episodes. The ``env_uid`` key lets the learner
-    add up each episode's intrinsic return across batches.
+    add up each episode's intrinsic return across batches; the same uid in a finished episode's
+    statistics lets the main process file the episode under the batch that trained it
+    (``episode_ledger.py``).
     """
 
     # answered here so sample-factory does not look them up through the wrapper chain
     num_agents = 1
     is_multiagent = False
 
-    def __init__(self, env: gym.Env, uid: int, run_seed: int):
+    def __init__(self, env: gym.Env, uid: int, run_seed: int, tag_episodes: bool = False):
         super().__init__(env)
+        #: whether finished episodes' statistics carry the uid (training does; rollouts of a policy do not)
+        self._tag_episodes = tag_episodes
         self._uid = np.array([uid], dtype=np.int32)
         self._run_seed = int(run_seed)
         spaces = dict(env.observation_space.spaces)
@@ -51,11 +56,16 @@ class TrainingEnv(gym.Wrapper):
     def step(self, action):
         """The wrapped step, with the observation tagged with the env id."""
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if self._tag_episodes and (terminated or truncated):
+            stats = {**info.get(EPISODE_STATS_KEY, {}), EPISODE_UID_KEY: int(self._uid[0])}
+            info = {**info, EPISODE_STATS_KEY: stats}
         return self._tag(obs), reward, terminated, truncated, info
 
 
-def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] = ()) -> gym.Env:
-    """Adapter env + the method's actor-side wrapper + the training tag.
+def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] = (),
+              tag_episodes: bool = False) -> gym.Env:
+    """Adapter env + the method's actor-side wrapper + the training tag (``tag_episodes``: training's
+    episode statistics name their env, see ``TrainingEnv``).
 
     Keys the method's wrapper reads (``env_keys``) are asked from the adapter and dropped after
     the wrapper unless the caller asked for them as well."""
@@ -70,14 +80,14 @@ def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] =
     private = tuple(k for k in method_keys if k not in extra_keys)
     if private:
         env = DropKeys(env, private)
-    return TrainingEnv(env, uid=uid, run_seed=settings.run.seed)
+    return TrainingEnv(env, uid=uid, run_seed=settings.run.seed, tag_episodes=tag_episodes)
 
 
 def make_sf_env(full_env_name: str, cfg: Any = None, env_config: Any = None, render_mode: str | None = None) -> gym.Env:
     """sample-factory's env factory signature."""
     quiet_sample_factory_console()
     uid = int(env_config.env_id) if env_config is not None and "env_id" in env_config else 0
-    return build_env(RunSettings.from_cfg(cfg), uid=uid)
+    return build_env(RunSettings.from_cfg(cfg), uid=uid, tag_episodes=True)
 
 
 QUIET_ENV = "LLMEXPLORE_SF_QUIET"

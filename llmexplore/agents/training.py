@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from llmexplore.agents.episode_ledger import EpisodeLedger
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
@@ -23,10 +24,11 @@ class TrainingSink(Protocol):
     """Receives what happens during training (in the main process)."""
 
     def on_episode(self, row: dict[str, Any]) -> None:
-        """A finished episode: return, length, the adapter's stats and the env steps it ended at."""
+        """A finished episode: return, length, the adapter's stats and ``env_steps``, the learner's count
+        after the batch that trained its last step (``episode_ledger.py``)."""
 
     def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
-        """Intrinsic returns (before c_int) of the episodes that ended in the last batch."""
+        """Intrinsic returns (before c_int) of the episodes of the batch that ends at ``env_steps``."""
 
     def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
         """A metrics row: mean rewards per step and the method's own figures."""
@@ -169,6 +171,7 @@ def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_
     samples_per_update = cfg.batch_size * cfg.num_batches_per_epoch  # sample-factory's batch_size: minibatch
 
     started = time.time()
+    ledger = EpisodeLedger(sink, resume_env_steps)  # files each episode under the batch that trained it
 
     def learner_steps() -> int:
         return int(runner.env_steps.get(0, resume_env_steps))
@@ -178,16 +181,13 @@ def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_
         row = dict(stats.get("episode_extra_stats") or {})
         row.setdefault("return", float(stats["reward"]))
         row.setdefault("length", int(stats["len"]))
-        # the learner's count: the clock checkpoints use, so resuming trims logs consistently;
-        # it trails the sampler by at most the batches in flight
-        row["env_steps"] = learner_steps()
-        sink.on_episode(row)
+        ledger.episode(row)  # written, with its batch's env steps, once the learner reports that batch
 
     def on_report(_runner, msg: dict, _policy_id: int) -> None:
         report = msg[REPORT_KEY]
         steps = int(report.get("env_steps", learner_steps()))  # the learner's count after the batch it reports
-        if report.get("intrinsic_returns"):
-            sink.on_intrinsic_returns(steps, report["intrinsic_returns"])
+        if "episodes" in report:  # one per trained batch (a stop's last metrics row has none)
+            ledger.batch_trained(steps, [(int(uid), float(total)) for uid, total in report["episodes"]])
         if report.get("metrics"):
             sink.on_metrics(steps, report["metrics"])
         if report.get("parent"):
@@ -204,10 +204,6 @@ def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_
         def on_training_step(self, runner_, training_iteration_since_resume: int) -> None:
             elapsed = max(time.time() - started, 1e-6)
             sink.on_progress(learner_steps(), (learner_steps() - resume_env_steps) / elapsed)
-            # episodes reach this process before the learner's report of the batch that holds them (one
-            # queue, sent in that order), so every episode up to the trained count has been written:
-            # from here on a checkpoint at that count is a resume point (cell.py, ``_resume_point``)
-            sink.on_episodes_through(trained_steps() if train_config.serial else learner_steps())
             if trained_steps() >= budget:  # stop on the batch that reaches the budget, not one later
                 sf_private.stop_training(runner_)
 

@@ -170,3 +170,19 @@ def test_later_option_defaults_leave_required_options_to_the_folder():
     filled = _with_later_option_defaults(stored, SimpleNamespace(method="maestro"))["method_options"]
     assert set(filled) == set(fields)
     assert all(filled[key] == f"kept-{key}" for key in required)
+
+
+def test_a_larger_budget_extends_the_run_and_a_smaller_one_is_refused(tmp_path, capsys):
+    """Continuing a run to a larger budget is the same run (issue 52); a smaller budget would leave
+    checkpoints and episodes past it, so it is refused, naming both budgets."""
+    from llmexplore.benchmarks.run.folder import is_complete
+
+    adopt_folder(tmp_path, _run(steps=4096))
+    adopt_folder(tmp_path, _run(steps=8192))
+    assert "extending" in capsys.readouterr().err and ResolvedRun.read(tmp_path).steps == 8192
+    with pytest.raises(ConfigError, match="budget of 8,192 env steps; 4,096 is smaller"):
+        adopt_folder(tmp_path, _run(steps=4096))
+    with pytest.raises(ConfigError, match="holds a different run"):  # anything else still makes another run
+        adopt_folder(tmp_path, _run(steps=16384, seed=3))
+    done = _old_record(_run().spec_dict()).model_copy(update={"status": "complete", "budget": 4096})
+    assert is_complete(done, 4096) and not is_complete(done, 8192) and not is_complete(None, 1)

@@ -31,7 +31,7 @@ from llmexplore.benchmarks.run.lock import RunFolderLock
 from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
-from llmexplore.benchmarks.run.folder import adopt_folder, folder_record
+from llmexplore.benchmarks.run.folder import adopt_folder, folder_record, is_complete
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
@@ -163,7 +163,7 @@ def run_folder(out_dir: str | Path, *, quiet: bool = False) -> RunRecord | None:
 
 
 def _train_unless_complete(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, quiet: bool) -> RunRecord:
-    if previous is not None and previous.status == "complete":
+    if is_complete(previous, run.budget):
         return previous
     return _train_cell(run, run_dir, previous, quiet)
 
@@ -180,7 +180,8 @@ def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, qui
                     board=RunBoard(run_dir, adapter))
     wandb_run = _start_wandb(run, run_dir, quiet)
     try:
-        result = _train(run, run_dir, sink, resume_steps, quiet)
+        result = (_train(run, run_dir, sink, resume_steps, quiet) if resume_steps < run.budget
+                  else _already_trained(resume_steps))
         sink.close()  # its last scalars (the final benchmark value) still reach W&B
         _finish_wandb(wandb_run, failed=result.status == "failed")
         wandb_run = None
@@ -208,9 +209,11 @@ def _resume_point(run_dir: Path) -> int:
     if ahead:
         checkpoint, more = newest_readable_checkpoint(run_dir)
         skipped += more
-    if skipped or ahead:
-        start = checkpoint.name if checkpoint else "the start"
-        print(f"llmexplore run: resuming from {start}", file=sys.stderr, flush=True)
+    if checkpoint is not None:
+        print(f"llmexplore run: resuming from {checkpoint.name} "
+              f"({checkpoint_env_steps(checkpoint):,} env steps)", file=sys.stderr, flush=True)
+    elif skipped or ahead:
+        print("llmexplore run: no usable checkpoint left: starting from the beginning", file=sys.stderr, flush=True)
     return checkpoint_env_steps(checkpoint) if checkpoint else 0
 
 
@@ -253,6 +256,14 @@ def _train(run: ResolvedRun, run_dir: Path, sink: CellSink, resume_steps: int, q
     from llmexplore.agents.training import train
 
     return train(run, run_dir, sink, resume_env_steps=resume_steps, quiet=True)
+
+
+def _already_trained(resume_steps: int) -> "TrainResult":
+    """A run killed after the checkpoint that reached its budget (before its record said complete): that
+    checkpoint and the logs it covers are the whole run, so it is finished without another batch."""
+    from llmexplore.agents.training import TrainResult
+
+    return TrainResult("complete", resume_steps, 0, 0.0)
 
 
 def _start_wandb(run: ResolvedRun, run_dir: Path, quiet: bool) -> Any:
@@ -423,14 +434,19 @@ def _base_record(run: ResolvedRun, adapter: EnvAdapter, files: RunFiles, started
 
 def _earlier_sessions(previous: RunRecord | None, resume_steps: int) -> list[Session]:
     """Sessions of earlier processes. One still marked running was killed: its last heartbeat
-    shows how far it got; the next session restarts from the last checkpoint, so the
-    overlap is work done twice (counted in steps/s, which measures throughput)."""
+    shows how far it got, or the checkpoint it wrote that this resume starts from when that is further
+    (a heartbeat is up to ``HEARTBEAT_SEC`` old when the kill comes); the next session restarts from
+    the last checkpoint, so the overlap is work done twice (counted in steps/s, which measures
+    throughput)."""
     if previous is None:
         return []
     out = []
     for session in previous.sessions:
         if session.status == "running":
-            session = session.model_copy(update={"status": "killed"})
+            reached = session.env_steps_end
+            if session.env_steps_start < resume_steps:
+                reached = max(reached, resume_steps)
+            session = session.model_copy(update={"status": "killed", "env_steps_end": reached})
         out.append(session)
     return out
 

@@ -3,12 +3,15 @@
 The folder's ``resolved.json`` names its run. Whoever prepares a folder (the grid before it starts a cell,
 ``llmexplore run`` for a run started by hand) goes through ``adopt_folder``: a folder holding another run is
 refused, one holding this run (or this run with other operational settings, such as more workers) takes the
-resolved run. A folder of a version before resolved runs (a record, no ``resolved.json``) is checked against
-its record's spec; a method option a later llmexplore added counts at its default.
+resolved run. The same run with a larger budget is an extension: it continues from the folder's last
+checkpoint to the new budget (a smaller budget is refused: the run may already have trained past it). A
+folder of a version before resolved runs (a record, no ``resolved.json``) is checked against its record's
+spec; a method option a later llmexplore added counts at its default.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +32,36 @@ def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
     stored = ResolvedRun.read(run_dir)
     previous = folder_record(run_dir)
     if stored is not None:
-        _refuse_another_run(run_dir, _with_later_option_defaults(stored.model_dump(mode="json"), run),
-                            run.model_dump(mode="json"))
+        before = _with_later_option_defaults(stored.model_dump(mode="json"), run)
+        _refuse_another_run(run_dir, before, run.model_dump(mode="json"))
     elif previous is not None:
-        _refuse_another_run(run_dir, previous.spec.model_dump(mode="json"), run.spec_dict())
-    if stored != run:  # first session, or only operational settings changed (e.g. more workers)
+        before = previous.spec.model_dump(mode="json")
+        _refuse_another_run(run_dir, before, run.spec_dict())
+    if stored is not None or previous is not None:
+        _check_budget(run_dir, before.get("steps"), run.steps)
+    if stored != run:  # first session, a larger budget, or only operational settings changed (more workers)
         run.write(run_dir)
     return previous
+
+
+def is_complete(record: RunRecord | None, budget: int) -> bool:
+    """Whether a folder's record says its run reached ``budget`` (a complete run extended to a larger
+    budget is not complete until it reaches that one)."""
+    return record is not None and record.status == "complete" and record.budget >= budget
+
+
+def _check_budget(run_dir: Path, before: int | None, now: int) -> None:
+    """A larger budget extends the run; a smaller one is refused (its later checkpoints, episodes and
+    record are past that budget, and nothing already written is thrown away)."""
+    if before is None or now == before:
+        return
+    if now < before:
+        raise ConfigError(
+            f"{run_dir} holds this run with a budget of {before:,} env steps; {now:,} is smaller",
+            hint="a run can be extended, not shortened: give a budget of at least the folder's, or choose "
+                 "another output directory (final metrics already count only episodes within the budget)")
+    print(f"llmexplore run: extending {run_dir} from {before:,} to {now:,} env steps "
+          "(it continues from its last checkpoint)", file=sys.stderr, flush=True)
 
 
 def folder_record(run_dir: Path) -> RunRecord | None:
@@ -64,7 +90,8 @@ def _with_later_option_defaults(stored: dict[str, Any], run: ResolvedRun) -> dic
 
 
 def _refuse_another_run(run_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
-    differences = spec_differences(before, now)
+    """Refuse when anything but the budget (``_check_budget``) and operational settings differs."""
+    differences = spec_differences({**before, "steps": None}, {**now, "steps": None})
     if differences:
         raise ConfigError(
             f"{run_dir} holds a different run ({'; '.join(differences[:5])})",

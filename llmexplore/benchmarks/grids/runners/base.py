@@ -27,7 +27,7 @@ import yaml
 
 from llmexplore.atomic import atomic_write_json, atomic_write_text, log_tail
 from llmexplore.benchmarks.grids.grid_file import Cell, Grid
-from llmexplore.benchmarks.run.folder import adopt_folder
+from llmexplore.benchmarks.run.folder import adopt_folder, is_complete
 from llmexplore.benchmarks.run.record import read_record
 from llmexplore.benchmarks.run.spec import with_parent_checkpoint
 from llmexplore.benchmarks.grids.runners.launch import CELL_LOG
@@ -253,8 +253,9 @@ class GridRunner:
 
 
 def _is_complete(cell: Cell) -> bool:
+    """The cell's folder holds a record complete at the cell's budget (a budget that grew is not)."""
     try:
-        return read_record(cell.run_dir).status == "complete"
+        return is_complete(read_record(cell.run_dir), cell.run.budget if cell.run else 0)
     except UserError:
         return False
 
