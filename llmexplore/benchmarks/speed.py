@@ -207,7 +207,7 @@ def run_bench(tasks: list[str], methods: list[str], presets: list[str], seconds:
     preset and method, each measured for about ``seconds``."""
     from datetime import datetime, timezone
 
-    from llmexplore.benchmarks.run.cell import environment_info
+    from llmexplore.benchmarks.run.provenance import environment_info
 
     report = BenchReport(datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), environment_info())
     for task in tasks:

@@ -172,6 +172,17 @@ class IntrinsicReward(ABC):
                 hint="`llmexplore methods` and `llmexplore envs` list which methods fit which tasks",
             )
 
+    #: options whose value is a file or folder that decides what the method computes (a reward model,
+    #: generated code, an embedding model): the run record keeps each one's sha256 (``artefacts``)
+    artefact_options: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def artefacts(cls, options: MethodOptions) -> dict[str, str]:
+        """The files and folders this configuration reads, by option name (unset options left out), so a
+        record names by content, not only by path, what made its row."""
+        values = {name: getattr(options, name, None) for name in cls.artefact_options}
+        return {name: str(value) for name, value in values.items() if value}
+
     # -- actor side ------------------------------------------------------------------------
     @classmethod
     def env_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:

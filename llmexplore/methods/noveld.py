@@ -54,6 +54,7 @@ class NovelD(RND):
     description = "NovelD: positive novelty difference of RND, on first visits within an episode (LM-free)"
     default_int_coef = 0.5  # the published code's default coefficient
     Options = NovelDOptions
+    artefact_options = ("model_path",)
 
     def __init__(self, options: NovelDOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         from llmexplore.methods.common import RunningMeanStd

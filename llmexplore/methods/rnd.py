@@ -66,6 +66,7 @@ class RND(IntrinsicReward):
     default_int_coef = 0.5  # Burda et al. weigh intrinsic:extrinsic advantages 1:2
     update_beside_policy = True  # update reads the batch and trains its own networks only
     Options = RNDOptions
+    artefact_options = ("model_path",)
 
     def __init__(self, options: NoveltyOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         import torch

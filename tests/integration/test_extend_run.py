@@ -47,6 +47,9 @@ def test_a_4096_step_run_extended_to_8192_is_one_record_with_two_sessions(tmp_pa
     assert [(s.env_steps_start, s.env_steps_end, s.status) for s in record.sessions] == \
         [(0, 4096, "complete"), (4096, 8192, "complete")]
     assert record.budget == record.spec.steps == 8192 and record.finished_at is not None
+    for session in record.sessions:  # each session proves what it ran with (issue 53)
+        assert session.environment["git_commit"] and session.environment["nle"]
+        assert len(session.environment["load_average_start"]) == 3
     for name in ("episodes.jsonl", "intrinsic.jsonl"):
         assert rows_through(rows[name], 4096) == first[name], f"{name}: the first session's rows changed"
         assert rows_through(rows[name], 4096) == rows_through(reference[name], 4096), name

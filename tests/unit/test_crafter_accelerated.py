@@ -151,7 +151,7 @@ def test_paths_identical_for_20000_steps(tmp_path):
 
 
 def test_run_record_names_the_crafter_path(monkeypatch):
-    from llmexplore.benchmarks.run.cell import environment_info
+    from llmexplore.benchmarks.run.provenance import environment_info
     from llmexplore.envs import make_adapter
 
     crafter_adapter = make_adapter("crafter:reward-free")

@@ -60,7 +60,7 @@ def test_a_version_2_record_reads_its_crafter_stats_as_family_stats(tmp_path):
     assert record.files.family_stats == "stats.jsonl" and record.files.checkpoints
     record.write(tmp_path)
     written = json.loads((tmp_path / "run.json").read_text())
-    assert written["schema_version"] == SCHEMA_VERSION == 3
+    assert written["schema_version"] == SCHEMA_VERSION == 4
     assert written["files"]["family_stats"] == "stats.jsonl" and "crafter_stats" not in written["files"]
     assert read_record(tmp_path).files == record.files
 

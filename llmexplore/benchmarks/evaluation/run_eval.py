@@ -85,7 +85,8 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
              workers: int | None = None, out: str | Path | None = None, progress: bool = True) -> tuple[EvaluationRecord, Path]:
     """Play one episode per seed with the checkpoint's policy; write and return the record."""
     from llmexplore.atomic import ensure_writable
-    from llmexplore.benchmarks.run.cell import environment_info, utc_now
+    from llmexplore.benchmarks.run.cell import utc_now
+    from llmexplore.benchmarks.run.provenance import environment_info
 
     seeds = check_seeds(seeds)
     policy = load_policy(run_dir, checkpoint)  # every check happens here, before any episode

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 import traceback
@@ -16,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from llmexplore import __version__
 from llmexplore.agents.checkpoints import (
     UNREADABLE_PREFIX,
     checkpoint_env_steps,
@@ -25,8 +22,10 @@ from llmexplore.agents.checkpoints import (
     remove_partial_saves,
 )
 from llmexplore.atomic import JsonlAppender, ensure_writable, log_tail, read_jsonl, rewrite_jsonl
+from llmexplore.benchmarks.run.artefacts import run_artefacts
 from llmexplore.benchmarks.run.budget import overshoot_note
 from llmexplore.benchmarks.run.progress import ProgressView
+from llmexplore.benchmarks.run.provenance import environment_info, load_average
 from llmexplore.benchmarks.run.lock import RunFolderLock
 from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
 from llmexplore.benchmarks.run.tensorboard import RunBoard
@@ -35,7 +34,6 @@ from llmexplore.benchmarks.run.folder import adopt_folder, folder_record, is_com
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
-from llmexplore.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover (the engine loads torch and sample-factory)
     from llmexplore.agents.training import TrainResult
@@ -295,6 +293,14 @@ class CellSession:
     reserve: SpaceReserve | None = None
     #: env steps of the last heartbeat: how far this session provably got (what a failed session keeps)
     beat_steps: int = 0
+    #: the machine's load average when this session started
+    load_at_start: list[float] = field(default_factory=lambda: load_average())
+
+    def provenance(self) -> dict[str, Any]:
+        """What this session runs with (the record's ``environment`` as this process found it) and the
+        machine's load at its start and now: a reviewer can tell which commit and stack trained which steps."""
+        return {**self.record.environment, "load_average_start": self.load_at_start,
+                "load_average_end": load_average()}
 
     @classmethod
     def start(cls, run: ResolvedRun, adapter: EnvAdapter, run_dir: Path, files: RunFiles,
@@ -314,7 +320,8 @@ class CellSession:
     def heartbeat(self, env_steps: int) -> None:
         """Rewrite the record, this session running up to ``env_steps``: a killed process leaves a trace."""
         running = Session(started_at=self.started_at, seconds=round(time.time() - self.clock, 3),
-                          env_steps_start=self.start_steps, env_steps_end=env_steps, status="running")
+                          env_steps_start=self.start_steps, env_steps_end=env_steps, status="running",
+                          environment=self.provenance())
         self.record.sessions = self.earlier + [running]
         self.record.env_steps = self.beat_steps = env_steps
         self.record.updated_at = utc_now()
@@ -332,7 +339,7 @@ class CellSession:
                         "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         record.sessions = list(self.earlier)  # this session once: finishing may have closed it before it raised
         record.finished_at = None
-        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps,
+        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps, self.provenance(),
                        max(self.start_steps, self.beat_steps))
         self._write_last(record)
 
@@ -351,7 +358,8 @@ class CellSession:
             record.error = {"message": result.error or "sample-factory reported a failure",
                             "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         self.beat_steps = max(self.beat_steps, result.env_steps)  # reached, should finishing still fail
-        _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps)
+        _close_session(record, self.started_at, result.session_seconds, self.start_steps, self.provenance(),
+                       result.env_steps)
         _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
         self._write_last(record)
 
@@ -377,48 +385,17 @@ def _trim_logs(run_dir: Path, files: RunFiles, resume_steps: int) -> None:
             rewrite_jsonl(path, [r for r in read_jsonl(path) if r.get("env_steps", 0) <= resume_steps])
 
 
-def environment_info(adapter=None, train=None) -> dict[str, Any]:
-    """Versions, git commit, host and hardware (with ``train``: the devices and workers the run used);
-    plus what ``adapter`` says about how its environment runs."""
-    from llmexplore.benchmarks.run.hardware import hardware_info
-
-    import sample_factory
-    import torch
-
-    info = {
-        "llmexplore": __version__,
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "sample_factory": getattr(sample_factory, "__version__", "2.1.1"),
-        "host": platform.node(),
-        "platform": platform.platform(),
-        "git_commit": None,
-        "git_dirty": None,
-    }
-    repo = Path(__file__).resolve().parents[2]
-    try:
-        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        if commit.returncode == 0:
-            info["git_commit"] = commit.stdout.strip()
-            dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "llmexplore"],
-                                   capture_output=True, text=True, timeout=5)
-            info["git_dirty"] = bool(dirty.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    info["hardware"] = (hardware_info(train.device, train.num_workers, train.envs_per_worker, train.torch_threads)
-                        if train is not None else hardware_info())
-    if adapter is not None:
-        info.update(adapter.environment_info())
-    return info
-
-
 def _base_record(run: ResolvedRun, adapter: EnvAdapter, files: RunFiles, started_at: str,
                  previous: RunRecord | None, sessions: list[Session], resume_steps: int) -> RunRecord:
+    environment = environment_info(adapter, run.train)
+    artefacts = run_artefacts(run)
+    if artefacts:
+        environment["artefacts"] = artefacts
     return RunRecord(
         status="running",
         cell=cell_id(run),
         spec=run.spec_dict(),
-        environment=environment_info(adapter, run.train),
+        environment=environment,
         started_at=previous.started_at if previous else started_at,
         updated_at=started_at,
         budget=run.budget,
@@ -451,10 +428,11 @@ def _earlier_sessions(previous: RunRecord | None, resume_steps: int) -> list[Ses
     return out
 
 
-def _close_session(record: RunRecord, started_at: str, seconds: float, start_steps: int, end_steps: int) -> None:
+def _close_session(record: RunRecord, started_at: str, seconds: float, start_steps: int,
+                   environment: dict[str, Any], end_steps: int) -> None:
     record.sessions = [s for s in record.sessions if not (s.status == "running" and s.started_at == started_at)]
     record.sessions.append(Session(started_at=started_at, seconds=round(seconds, 3), env_steps_start=start_steps,
-                                   env_steps_end=end_steps, status=record.status))
+                                   env_steps_end=end_steps, status=record.status, environment=environment))
     record.env_steps = end_steps
     record.wall_seconds = round(sum(s.seconds for s in record.sessions), 3)
     trained = sum(s.env_steps_end - s.env_steps_start for s in record.sessions)

@@ -20,7 +20,7 @@ from llmexplore.errors import ConfigError, DataError
 from llmexplore.paths import check_relative
 
 SCHEMA_NAME = "llmexplore.run"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RECORD_FILE = "run.json"
 
 Status = Literal["running", "complete", "interrupted", "failed"]
@@ -92,6 +92,11 @@ class Session(BaseModel):
     status: SessionStatus = Field(
         description="how the process ended: running (still, or killed before it could say), complete, "
                     "interrupted, failed or killed")
+    environment: dict[str, Any] | None = Field(
+        None, description="what this process ran with: git commit and dirty flag, llmexplore, python, torch, "
+                          "numpy, gymnasium, sample-factory and the environment's own versions, host, hardware, "
+                          "and the machine's load average (1, 5, 15 min) at its start and at its last write "
+                          "(None in records before schema 4)")
 
 
 class RunFiles(BaseModel):
@@ -146,8 +151,11 @@ class RunRecord(BaseModel):
                                        "or failed (see `error`)")
     cell: str = Field(description="label/task/seed: the cell's identity in a grid")
     spec: RecordedSpec = Field(description="the resolved run spec: every default filled in")
-    environment: dict[str, Any] = Field(description="package versions, git commit, host, and `hardware`: CPUs, "
-                                                    "GPUs, CUDA/cuDNN/driver, learner and inference devices, workers")
+    environment: dict[str, Any] = Field(description="the latest session's package and environment versions (NLE, "
+                                                    "Crafter, MiniHack), git commit, host, `hardware` (CPUs, GPUs, "
+                                                    "CUDA/cuDNN/driver, devices, workers) and `artefacts` (the "
+                                                    "reward model, parent checkpoint ... by sha256); each session "
+                                                    "keeps its own in `sessions`")
     started_at: str = Field(description="when the run's first session started (UTC, ISO 8601)")
     updated_at: str = Field(description="the last write: a heartbeat while it trains, then its end")
     finished_at: str | None = Field(None, description="when it completed; None until then")

@@ -136,8 +136,9 @@ class MiniHackAdapter(NetHackLanguage, EnvAdapter):
             raise MissingExtraError("minigrid", "minihack", f"MiniHack task '{self.task.name}' (MultiRoom)")
 
     def environment_info(self) -> dict[str, Any]:
-        """The MiniHack version and the registered env id the task runs."""
-        return {"minihack": compat.MINIHACK_VERSION, "minihack_env": self.task.options["env_id"]}
+        """NLE's and MiniHack's versions and the registered env id the task runs."""
+        return {**super().environment_info(), "minihack": compat.MINIHACK_VERSION,
+                "minihack_env": self.task.options["env_id"]}
 
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         """Mean success, return, length and died over the episodes, plus the episode count."""

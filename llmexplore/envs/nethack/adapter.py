@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any, Mapping, Sequence
 
 import gymnasium as gym
@@ -242,6 +243,10 @@ class NetHackLanguage:
     def caption(self, obs: Mapping[str, np.ndarray]) -> str:
         """The decoded message line, the whole caption (Motif's and ONI's): no map, no status."""
         return decode_message(obs["message"])
+
+    def environment_info(self) -> dict[str, Any]:
+        """NLE's version: a new NLE can change the game, so tables never mix them."""
+        return {"nle": importlib.metadata.version("nle")}
 
     def caption_with_status(self, obs: Mapping[str, np.ndarray]) -> str:
         """The message, then the status line in brackets: ``You see here a dagger. [Dlvl:1 $:0 HP:14(14) Xp:1]``."""

@@ -132,6 +132,7 @@ class ELLMBoW(IntrinsicReward):
     required_keys = (MESSAGE_KEY,)
     default_int_coef = 0.4  # ONI's c_int for its LM-feedback rewards
     Options: ClassVar[type[MethodOptions]] = ELLMBoWOptions
+    artefact_options = ("model_path",)
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:

@@ -63,6 +63,7 @@ class ELLM(IntrinsicReward):
     default_int_coef = 1.0  # ELLM's reward replaces the task reward at full scale
     uses_lm = True
     Options: ClassVar[type[MethodOptions]] = ELLMOptions
+    artefact_options = ("model_path",)
 
     @classmethod
     def needed_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:

@@ -119,6 +119,7 @@ class MaestroMotif(IntrinsicReward):
     policy_keys = (SKILL_KEY,)
     default_int_coef = 0.1
     Options = MaestroOptions
+    artefact_options = ("reward_models", "code")
 
     def __init__(self, options: MaestroOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         from llmexplore.methods.motif.scorer import RewardScorer

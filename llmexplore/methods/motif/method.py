@@ -62,6 +62,7 @@ class Motif(IntrinsicReward):
     required_keys = ("message",)
     default_int_coef = 0.1
     Options = MotifOptions
+    artefact_options = ("reward_model",)
 
     def __init__(self, options: MotifOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         from llmexplore.methods.motif.scorer import RewardScorer
