@@ -8,7 +8,7 @@ runs the published budget knowingly.
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BeforeValidator, Field
@@ -35,6 +35,36 @@ def reference_rate(task: TaskSpec, processes: int = 1) -> int:
 def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
     """A rough wall time for ``steps`` env steps with ``processes`` rollout processes."""
     return steps / reference_rate(task, processes)
+
+
+#: whole training runs' env steps/s measured on one 16-core GPU machine (an H200, 16 rollout workers, training
+#: on the GPU; docs/GPU.md), by family and network ("*": any network); a family or network missing here has no
+#: such figure, and its 2-core figure stands in (an underestimate on that machine)
+GPU_MACHINE_STEPS_PER_SECOND: dict[tuple[str, str], int] = {
+    ("nethack", "published"): 15_565, ("nethack", "small"): 31_949, ("crafter", "*"): 14_746}
+#: the rollout workers those figures were measured with; fewer on a GPU is not that measurement
+GPU_MACHINE_WORKERS = 16
+
+
+@dataclass(frozen=True)
+class RateEstimate:
+    """Env steps/s a run may expect, and which measurement says so (for messages)."""
+
+    steps_per_second: float
+    source: str
+
+
+def training_rate(task: TaskSpec, network: str, device: str, num_workers: int) -> RateEstimate:
+    """The env steps/s of a run with these settings: the 16-core GPU machine's measured figure where the run
+    matches that measurement (its family and network, on a GPU, >= 16 workers), else the family's 2-core
+    figure per rollout worker (the budget rule's estimate)."""
+    measured = (GPU_MACHINE_STEPS_PER_SECOND.get((task.family, network))
+                or GPU_MACHINE_STEPS_PER_SECOND.get((task.family, "*")))
+    if measured and device == "gpu" and num_workers >= GPU_MACHINE_WORKERS:
+        return RateEstimate(measured, f"{task.family}'s figure for a 16-core GPU machine (docs/GPU.md)")
+    rate = reference_rate(task, num_workers)
+    workers = f" x {num_workers} workers" if num_workers > 1 else ""
+    return RateEstimate(rate, f"{task.family}'s 2-core figure{workers}")
 
 
 #: how the budget is spelled where it is set: ``run``'s option, or a grid file's key
