@@ -71,6 +71,23 @@ def _warn_of_time_limits(grid, backend: str, options: dict[str, Any]) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+def _print_dry_run(grid, backend: str, options: dict[str, Any]) -> None:
+    """Each cell with its resolved budget, device and resources; the cells that would outrun their time limit;
+    and, for Ray and SLURM, exactly what would be submitted."""
+    for cell in grid.cells:
+        parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
+        r, steps = cell.resources, cell.run.steps if cell.run else cell.spec.steps  # the resolved budget
+        print(f"{cell.id}  steps={steps}  device={cell.spec.train.device}  "
+              f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
+    print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
+    _warn_of_time_limits(grid, backend, options)
+    if backend in ("slurm", "ray"):
+        from llmexplore.benchmarks.grids.runners import dry_run
+
+        plan = dry_run.slurm_plan if backend == "slurm" else dry_run.ray_plan
+        print(f"\nwhat --backend {backend} would submit (nothing is submitted):\n{plan(grid, options)}")
+
+
 @command("grid", "run every cell of a grid file and build its leaderboard")
 def _grid(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("file", help="grid YAML file (see configs/)")
@@ -102,19 +119,7 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
             require_output_dir(grid.out_dir, "--out" if args.out else "the grid's output folder")
         cli_options = parse_option_pairs(args.backend_option)
         if args.dry_run:
-            options = backend_options(args.backend, grid, cli_options)
-            for cell in grid.cells:
-                parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
-                r, steps = cell.resources, cell.run.steps if cell.run else cell.spec.steps  # the resolved budget
-                print(f"{cell.id}  steps={steps}  device={cell.spec.train.device}  "
-                      f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
-            print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
-            _warn_of_time_limits(grid, args.backend, options)
-            if args.backend in ("slurm", "ray"):
-                from llmexplore.benchmarks.grids.runners import dry_run
-
-                plan = dry_run.slurm_plan if args.backend == "slurm" else dry_run.ray_plan
-                print(f"\nwhat --backend {args.backend} would submit (nothing is submitted):\n{plan(grid, options)}")
+            _print_dry_run(grid, args.backend, backend_options(args.backend, grid, cli_options))
             return 0
         _stop_on_sigint_or_sigterm()
         _warn_of_time_limits(grid, args.backend, backend_options(args.backend, grid, cli_options))
