@@ -15,7 +15,8 @@ Keys may be dotted (``train.batch_size``). Without ``blocks``, top-level ``set``
 and ``tied`` form one block. ``lm`` names the language model every cell talks to (one
 server for the whole grid), and ``ray`` / ``slurm`` hold options of those backends
 (``backend_options.py``; ``-b key=value`` overrides them). Validation reports every
-problem of the file at once, each with its line, before anything runs.
+problem of the file at once, each with its line, before anything runs. The accepted keys
+and their models are in ``grid_schema.py``; ``docs/GRIDS.md`` is their reference for users.
 
 Resources: ``suite.resources`` says what one cell needs. A cell that asks for GPUs trains
 on one (``train.device`` becomes ``gpu``; ``cpu`` there is an error), and a cell whose
@@ -36,8 +37,7 @@ from pydantic import BaseModel, ValidationError
 
 from llmexplore.benchmarks.grids import yaml_lines
 from llmexplore.benchmarks.grids.backend_options import BACKEND_SECTIONS
-from llmexplore.benchmarks.grids.grid_schema import (BLOCK_KEYS, MAX_CELLS, PARENT_METHOD, TOP_KEYS,  # noqa: F401
-                                                     Finetune, Resources, Suite)
+from llmexplore.benchmarks.grids.grid_schema import BLOCK_KEYS, MAX_CELLS, PARENT_METHOD, TOP_KEYS, Resources, Suite
 from llmexplore.benchmarks.run.budget import GRID_STEPS
 from llmexplore.benchmarks.run.spec import ParentSpec, ResolvedRun, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
