@@ -37,12 +37,7 @@ def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
     return steps / reference_rate(task, processes)
 
 
-#: whole training runs' env steps/s measured on one 16-core GPU machine (an H200, 16 rollout workers, training
-#: on the GPU; docs/GPU.md), by family and network ("*": any network); a family or network missing here has no
-#: such figure, and its 2-core figure stands in (an underestimate on that machine)
-GPU_MACHINE_STEPS_PER_SECOND: dict[tuple[str, str], int] = {
-    ("nethack", "published"): 15_565, ("nethack", "small"): 31_949, ("crafter", "*"): 14_746}
-#: the rollout workers those figures were measured with; fewer on a GPU is not that measurement
+#: the rollout workers ``EnvFamily.gpu_machine_steps_per_second`` was measured with; fewer is not that measurement
 GPU_MACHINE_WORKERS = 16
 
 
@@ -58,8 +53,9 @@ def training_rate(task: TaskSpec, network: str, device: str, num_workers: int) -
     """The env steps/s of a run with these settings: the 16-core GPU machine's measured figure where the run
     matches that measurement (its family and network, on a GPU, >= 16 workers), else the family's 2-core
     figure per rollout worker (the budget rule's estimate)."""
-    measured = (GPU_MACHINE_STEPS_PER_SECOND.get((task.family, network))
-                or GPU_MACHINE_STEPS_PER_SECOND.get((task.family, "*")))
+    family = find_family(task.family)
+    on_gpu_machine = family.gpu_machine_steps_per_second if family else {}
+    measured = on_gpu_machine.get(network) or on_gpu_machine.get("*")
     if measured and device == "gpu" and num_workers >= GPU_MACHINE_WORKERS:
         return RateEstimate(measured, f"{task.family}'s figure for a 16-core GPU machine (docs/GPU.md)")
     rate = reference_rate(task, num_workers)
