@@ -13,7 +13,8 @@ paths=(tests/unit tests/integration)
 for arg in "$@"; do
     [[ $arg != -* && -e ${arg%%::*} ]] && paths=()  # the caller named what to run
 done
-echo "test: the whole suite is ~600 unit tests (5-10 minutes on 2 cores) then ~110 integration tests that" \
-     "train agents (about 25 minutes more); the fast subset alone: scripts/test.sh -m \"not slow\"." \
-     "Progress: a line per test file with the percentage done; the slowest tests are listed at the end."
+echo "test: the whole suite is ~1,000 unit tests (5-15 minutes on 2 cores, the more the busier the machine)," \
+     "then ~180 integration tests, 70 of them slow ones that train agents (about 25 minutes more); the fast" \
+     "subset alone (everything not marked slow): scripts/test.sh -m \"not slow\". Progress: a line per test" \
+     "file with the percentage done; the slowest tests are listed at the end."
 python -m pytest "${paths[@]}" "$@"
