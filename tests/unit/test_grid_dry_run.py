@@ -88,3 +88,13 @@ def test_a_gpu_cell_with_sixteen_workers_is_estimated_at_the_gpu_machines_speed(
                     "steps: 100000000, train: {preset: published, num_workers: 16}}\n")
     seconds, source = estimated_seconds(load_grid(path, tmp_path / "out").cells[0])
     assert round(seconds) == round(100_000_000 / 15_565) and "16-core GPU machine" in source
+
+
+def test_a_real_slurm_run_warns_of_the_time_limit_before_the_backend_is_even_checked(tmp_path, capsys):
+    """Not only the dry run: `grid --backend slurm` says it first too. The partition named here does not
+    exist, so nothing is submitted where SLURM is installed (CI's local cluster), nor where it is not."""
+    code = main(["grid", str(_minihack_grid(tmp_path)), "--backend", "slurm", "-b", "partition=no-such-partition",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.index("warning: 2 cells") < err.index("error")
+    assert not (tmp_path / "out" / "runs").exists()

@@ -21,8 +21,9 @@ from llmexplore.envs import get_task
 
 
 def time_limit_warnings(grid: Grid, backend: str, options: dict[str, Any]) -> list[str]:
-    """One line per cell whose estimated wall time exceeds its job's time limit (SLURM only; else none):
-    a ``warning`` where even the job's requeues cannot reach the budget, a ``note`` where they can."""
+    """A line for the cells whose estimated wall time exceeds their job's time limit (SLURM only; else none),
+    one per budget, speed and limit: a ``warning`` where even the job's requeues cannot reach the budget, a
+    ``note`` where they can."""
     if backend != "slurm":
         return []
     parsed: SlurmOptions = parse_options("slurm", options)  # type: ignore[assignment]
@@ -32,7 +33,7 @@ def time_limit_warnings(grid: Grid, backend: str, options: dict[str, Any]) -> li
         if found:
             cells_by_line.setdefault(found, []).append(cell.id)
     lines = []
-    for (kind, text), ids in cells_by_line.items():  # cells of one budget, speed and limit: one line
+    for (kind, text), ids in cells_by_line.items():
         named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
         lines.append(f"{kind}: {'cell' if len(ids) == 1 else f'{len(ids)} cells'} {named}: {text}")
     return lines
@@ -58,11 +59,11 @@ def _cell_line(cell: Cell, options: SlurmOptions) -> tuple[str, str] | None:
             f"SLURM time limit of {limit_minutes} minutes")
     if jobs_needed - 1 <= options.max_requeues:
         return "note", (f"{what}; the job requeues itself {jobs_needed - 1} time(s) at the limit (up to "
-                f"max_requeues={options.max_requeues}), waiting in the queue each time")
+                        f"max_requeues={options.max_requeues}), waiting in the queue each time")
     return "warning", (f"{what}; with max_requeues={options.max_requeues} a job stops unfinished after about "
-            f"{_duration(reach * 60)}. Set `steps` (about {_steps_within(cell, seconds, limit_minutes)} "
-            f"fit in one time limit), raise suite.resources.time_minutes or -b time_minutes, or "
-            f"-b max_requeues={jobs_needed - 1}")
+                       f"{_duration(reach * 60)}. Set `steps` (about {_steps_within(cell, seconds, limit_minutes)} "
+                       f"fit in one time limit), raise suite.resources.time_minutes or -b time_minutes, or "
+                       f"-b max_requeues={jobs_needed - 1}")
 
 
 def _steps_within(cell: Cell, seconds: float, limit_minutes: int) -> str:
