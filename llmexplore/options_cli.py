@@ -66,6 +66,8 @@ def sections(method: str | None, task: str | None) -> dict[str, Any]:
     from llmexplore.lm.config import LMConfig
 
     out: dict[str, Any] = {"train": option_rows(TrainConfig, train_defaults(task))}
+    if task is not None:
+        out["train"] = with_family_choices(out["train"], task)
     if method is not None:
         from llmexplore.methods import get_method
 
@@ -74,6 +76,15 @@ def sections(method: str | None, task: str | None) -> dict[str, Any]:
     if task is not None:
         out["family"] = family_offers(task)
     return out
+
+
+def with_family_choices(rows: list[dict[str, Any]], task: str) -> list[dict[str, Any]]:
+    """The rows with ``network`` and ``preset`` accepting what the task's family offers (the names a run is
+    checked against, ``train_config.network_encoder``/``preset_settings``), not every family's names."""
+    offers = family_offers(task)
+    choices = {"network": list(offers["networks"]), "preset": list(offers["presets"])}
+    return [{**row, "values": " | ".join(choices[row["key"]]) or "(none)"} if row["key"] in choices else row
+            for row in rows]
 
 
 def family_offers(task: str) -> dict[str, Any]:

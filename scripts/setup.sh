@@ -36,13 +36,26 @@ if "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 12) else 
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then
+    echo "setup: creating the virtual environment $VENV"
     "$PYTHON" -m venv "$VENV"
 fi
 # shellcheck disable=SC1091
 source "$VENV/bin/activate"
+# what the last complete install was made from: an unchanged pyproject.toml and interpreter need no pip run
+stamp="$VENV/.llmexplore-setup"
+wanted="$(python -c 'import sys; print(sys.version.split()[0])') $(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && python -c 'import llmexplore' 2>/dev/null; then
+    echo "setup: $VENV is up to date with pyproject.toml (pip skipped; delete $stamp to reinstall)"
+    exit 0
+fi
+echo "setup: upgrading pip"
 python -m pip install --quiet --upgrade pip
 if ! command -v nvidia-smi >/dev/null 2>&1 && ! python -c "import torch" >/dev/null 2>&1; then
+    echo "setup: installing PyTorch 2.13.0's CPU build (a download of a few hundred MB: minutes on a slow link)"
     python -m pip install --quiet "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
 fi
+echo "setup: installing llmexplore with every extra (about 150 packages; minutes the first time, much" \
+     "longer on Python 3.12, where nle is built from source; pip runs quietly)"
 python -m pip install --quiet -e ".[all,test]"
+echo "$wanted" > "$stamp"
 echo "llmexplore installed in $VENV ($(python -c 'import llmexplore; print(llmexplore.__version__)'))"

@@ -62,21 +62,30 @@ def _stop_on_sigint_or_sigterm() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _print_slurm_jobs(grid, options: dict[str, Any]) -> None:
-    """The sbatch script of every job a fresh run submits, as submitit writes it."""
-    from llmexplore.benchmarks.grids.backend_options import parse_options
+def _warn_of_time_limits(grid, backend: str, options: dict[str, Any]) -> None:
+    """Before anything is submitted: each cell whose budget would outrun its job's time limit, on stderr."""
+    from llmexplore.benchmarks.grids.time_limits import time_limit_warnings
 
-    parsed = parse_options("slurm", options)
-    if parsed.executor != "slurm":
-        return
-    from llmexplore.benchmarks.grids.runners.slurm import planned_jobs
+    sys.stdout.flush()  # after the cells listed so far, also where both streams go to one file
+    for line in time_limit_warnings(grid, backend, options):
+        print(line, file=sys.stderr, flush=True)
 
-    scripts: dict[str, list[str]] = {}
-    for cells, script in planned_jobs(grid, parsed):
-        scripts.setdefault(script, []).append(", ".join(cells))
-    for script, jobs in scripts.items():
-        print(f"\n# sbatch script of {len(jobs)} job(s), one per pack of cells: {' | '.join(jobs)}")
-        print(script, end="" if script.endswith("\n") else "\n")
+
+def _print_dry_run(grid, backend: str, options: dict[str, Any]) -> None:
+    """Each cell with its resolved budget, device and resources; the cells that would outrun their time limit;
+    and, for Ray and SLURM, exactly what would be submitted."""
+    for cell in grid.cells:
+        parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
+        r, steps = cell.resources, cell.run.steps if cell.run else cell.spec.steps  # the resolved budget
+        print(f"{cell.id}  steps={steps}  device={cell.spec.train.device}  "
+              f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
+    print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
+    _warn_of_time_limits(grid, backend, options)
+    if backend in ("slurm", "ray"):
+        from llmexplore.benchmarks.grids.runners import dry_run
+
+        plan = dry_run.slurm_plan if backend == "slurm" else dry_run.ray_plan
+        print(f"\nwhat --backend {backend} would submit (nothing is submitted):\n{plan(grid, options)}")
 
 
 @command("grid", "run every cell of a grid file and build its leaderboard")
@@ -110,22 +119,10 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
             require_output_dir(grid.out_dir, "--out" if args.out else "the grid's output folder")
         cli_options = parse_option_pairs(args.backend_option)
         if args.dry_run:
-            options = backend_options(args.backend, grid, cli_options)
-            for cell in grid.cells:
-                parent = f"  (after {cell.parent_id})" if cell.parent_id else ""
-                r, steps = cell.resources, cell.run.steps if cell.run else cell.spec.steps  # the resolved budget
-                print(f"{cell.id}  steps={steps}  device={cell.spec.train.device}  "
-                      f"resources={r.cpus}cpu/{r.gpus:g}gpu/{r.memory_gb:g}GB/{r.time_minutes}min  -> {cell.run_dir}{parent}")
-            print(f"{len(grid.cells)} cells, results in {grid.out_dir}")
-            if args.backend == "slurm":
-                print("\nwhat --backend slurm would submit (nothing is submitted):")
-                _print_slurm_jobs(grid, options)
-            elif args.backend == "ray":
-                from llmexplore.benchmarks.grids.runners.dry_run import ray_plan
-
-                print(f"\nwhat --backend ray would submit (nothing is submitted):\n{ray_plan(grid, options)}")
+            _print_dry_run(grid, args.backend, backend_options(args.backend, grid, cli_options))
             return 0
         _stop_on_sigint_or_sigterm()
+        _warn_of_time_limits(grid, args.backend, backend_options(args.backend, grid, cli_options))
         backend = make_backend(args.backend, args.jobs, cli_options, grid)
         view = GridView(grid.name, enabled=not args.quiet)
         runner = GridRunner(grid, backend, retries=args.retries, view=view)

@@ -4,21 +4,25 @@ Why: a table's wall times, and the budget a machine can afford, depend on the ha
 that measures the same things everywhere (the env alone, in one and in N processes; training with
 chosen methods and presets) gives comparable figures with the machine they came from (``hardware``,
 as run records state it) and, where `nvidia-smi` exists, the GPU's utilisation while training.
-Rates are steady-state: training is timed after its first quarter (start-up, first batches).
+Rates are steady-state: training is timed after its first quarter (start-up, first batches). Other work
+on the machine lowers every rate, so the report holds the load average at the start and after each
+measurement, and a line on stderr announces each measurement as it starts.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,6 +39,8 @@ class Measurement:
     seconds: float
     gpu_utilisation: float | None = None  # mean %, sampled while training
     note: str = ""
+    #: the machine's 1-minute load average as the measurement ended: a rate taken beside other work reads lower
+    load_average: float | None = None
 
 
 @dataclass
@@ -52,14 +58,19 @@ class BenchReport:
         """``bench.md``: the machine in one line, then a table with one row per measurement."""
         hw = self.environment.get("hardware", {})
         gpus = ", ".join(hw.get("gpus") or []) or "no GPU"
+        load = self.environment.get("load_average")
+        loads = f" Load average (1, 5, 15 min) at the start: {', '.join(f'{x:.2f}' for x in load)}." if load else ""
         lines = [f"# llmexplore bench, {self.created_at}", "",
                  f"Machine: {hw.get('cpus_usable')} usable CPUs ({hw.get('cpu_model')}), {gpus}; "
-                 f"commit {str(self.environment.get('git_commit'))[:7]}, torch {self.environment.get('torch')}.", "",
-                 "| what | task | setting | env steps/s | seconds | GPU busy |", "| --- | --- | --- | --- | --- | --- |"]
+                 f"commit {str(self.environment.get('git_commit'))[:7]}, torch {self.environment.get('torch')}."
+                 + loads, "",
+                 "| what | task | setting | env steps/s | seconds | GPU busy | load |",
+                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for m in self.measurements:
             busy = "—" if m.gpu_utilisation is None else f"{m.gpu_utilisation:.0f}%"
+            load_now = "—" if m.load_average is None else f"{m.load_average:.2f}"
             lines.append(f"| {m.what} | {m.task} | {m.detail}{' (' + m.note + ')' if m.note else ''} | "
-                         f"{m.steps_per_second:,.0f} | {m.seconds:.1f} | {busy} |")
+                         f"{m.steps_per_second:,.0f} | {m.seconds:.1f} | {busy} | {load_now} |")
         return "\n".join(lines) + "\n"
 
 
@@ -201,23 +212,53 @@ def train_rate(task: str, method: str, preset: str | None, seconds: float, train
     return Measurement("train", task, detail, (s1 - s0) / (t1 - t0), t1 - points[0][0], gpu.mean)
 
 
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def load_average() -> list[float] | None:
+    """The 1-, 5- and 15-minute load averages (None where the system has none): other work on the machine
+    lowers every rate, so a report says how busy the machine was."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def run_bench(tasks: list[str], methods: list[str], presets: list[str], seconds: float, processes: list[int],
-              train: dict[str, Any], skip_training: bool = False) -> BenchReport:
+              train: dict[str, Any], skip_training: bool = False,
+              report_line: Callable[[str], None] | None = None) -> BenchReport:
     """For each task: its env alone in each process count, then (unless ``skip_training``) training with each
-    preset and method, each measured for about ``seconds``."""
+    preset and method, each measured for about ``seconds``; ``report_line`` gets a line before each (with how
+    many are left), as a bench of several minutes would otherwise be silent."""
     from datetime import datetime, timezone
 
     from llmexplore.benchmarks.run.provenance import environment_info
 
-    report = BenchReport(datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), environment_info())
+    report_line = report_line or _to_stderr
+    plan: list[tuple[str, str, Any]] = []
     for task in tasks:
-        for count in processes:
-            report.measurements.append(env_rate(task, seconds, count))
-        if skip_training:
-            continue
-        for preset in presets:
-            for method in methods:
-                report.measurements.append(train_rate(task, method, preset, seconds, train))
+        plan += [("env", task, count) for count in processes]
+        if not skip_training:
+            plan += [("train", task, (preset, method)) for preset in presets for method in methods]
+    trainings = sum(kind == "train" for kind, _, _ in plan)
+    total = len(plan) * seconds
+    report_line(f"bench: {len(plan)} measurement(s) of about {seconds:g} s each, about "
+                + (f"{total / 60:,.1f} minutes" if total >= 60 else f"{total:g} s")
+                + (" plus each training run's start-up (often 10-40 s)" if trainings else ""))
+    report = BenchReport(datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                         {**environment_info(), "load_average": load_average()})
+    for number, (kind, task, setting) in enumerate(plan, 1):
+        if kind == "env":
+            report_line(f"bench [{number}/{len(plan)}]: {task}, the env alone in {setting} process(es)")
+            measured = env_rate(task, seconds, setting)
+        else:
+            preset, method = setting
+            report_line(f"bench [{number}/{len(plan)}]: {task}, training {method} with preset {preset}")
+            measured = train_rate(task, method, preset, seconds, train)
+        loads = load_average()
+        measured.load_average = loads[0] if loads else None
+        report.measurements.append(measured)
     return report
 
 

@@ -104,6 +104,9 @@ class EnvFamily:
     stats_file: StatsFile | None = None
     #: env steps/s of one training process on the reference machine (2 CPU cores), for budget estimates
     reference_steps_per_second: int = 1_000
+    #: env steps/s of whole training runs measured on a 16-core GPU machine (16 rollout workers, training on the
+    #: GPU; docs/GPU.md), by network name ("*": any network); empty where not measured (``budget.training_rate``)
+    gpu_machine_steps_per_second: Mapping[str, int] = field(default_factory=dict)
     #: None: the visualiser shows the adapter's caption as text
     screen: ScreenFactory | None = None
     #: names in ``llmexplore.data.catalog`` (or "balrog", shipped) the family's tasks or metrics read

@@ -146,7 +146,9 @@ def get_method(name: str) -> type[IntrinsicReward]:
     close = difflib.get_close_matches(name, _METHODS, n=3, cutoff=0.5)
     hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else (
         "valid methods: " + ", ".join(sorted(_METHODS)))
-    raise ConfigError(f"unknown method '{name}'", hint=hint)
+    plugins = (f"; a method of your own is found once its package is installed (entry point group "
+               f"'{ENTRY_POINT_GROUP}') or named in {METHODS_ENV}=module:Class (docs/EXTENDING.md)")
+    raise ConfigError(f"unknown method '{name}'", hint=hint + plugins)
 
 
 def parse_options(method: type[IntrinsicReward], values: Mapping[str, Any] | None) -> MethodOptions:

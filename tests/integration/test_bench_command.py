@@ -48,3 +48,18 @@ def test_bench_train_only_measures_no_env(tmp_path):
     assert [m["what"] for m in report["measurements"]] == ["train"]
     train = report["measurements"][0]
     assert train["steps_per_second"] > 0 and train["detail"] == "none, preset default, sf_args.worker_num_splits=2"
+
+
+def test_bench_announces_each_measurement_and_records_the_load_average(tmp_path, capsys):
+    """A bench of several minutes is not silent, and its figures say how busy the machine was (not slow:
+    the env alone, for a second)."""
+    out = tmp_path / "bench"
+    assert main(["bench", "--task", "crafter:reward-free", "--env-only", "--seconds", "1", "--processes", "1",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "bench: 1 measurement(s) of about 1 s each, about 1 s"
+    assert err[1] == "bench [1/1]: crafter:reward-free, the env alone in 1 process(es)"
+    report = json.loads((out / "bench.json").read_text())
+    assert len(report["environment"]["load_average"]) == 3
+    assert report["measurements"][0]["load_average"] >= 0
+    assert "Load average (1, 5, 15 min) at the start:" in (out / "bench.md").read_text()

@@ -17,7 +17,7 @@ CORE_MODELS = {
     "llmexplore.lm.config.LMConfig",
     "llmexplore.benchmarks.run.spec.RunSpec",
     "llmexplore.methods.rnd.RNDOptions",
-    "llmexplore.benchmarks.grids.grid_file.Suite",
+    "llmexplore.benchmarks.grids.grid_schema.Suite",
 }
 
 

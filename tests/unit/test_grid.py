@@ -65,6 +65,32 @@ def test_every_problem_is_reported_with_its_line(tmp_path):
     assert text.count("unknown method 'rnnd'") == 1  # one report, not one per crossed cell
 
 
+def test_a_malformed_field_does_not_hide_the_cells_other_problems(tmp_path):
+    """A cell whose run spec does not parse (a typo under `train`, a negative `seed`) is still resolved without
+    the malformed values, so its unknown method and task come in the same report, not after a fix."""
+    path = write(tmp_path, """
+        name: bad
+        defaults:
+          steps: 10000
+          train: {batch_sizee: 64}
+        blocks:
+          - vary:
+              method: [rndx, none]
+              task: [crafter:reward-free, nethack:scorex]
+          - set: {method: nonee, task: crafter:reward-free, seed: -1}
+        vary: {seed: [0, 1]}
+    """)
+    with pytest.raises(ConfigError) as err:
+        load_grid(path)
+    text = str(err.value)
+    assert f"{path}:4: train.batch_sizee: Extra inputs are not permitted" in text
+    assert f"{path}:7: unknown method 'rndx'" in text and f"{path}:8: unknown task 'nethack:scorex'" in text
+    assert f"{path}:9: seed: Input should be greater than or equal to 0" in text
+    assert f"{path}:9: unknown method 'nonee'" in text
+    assert f"{path}:10: top-level 'vary' beside 'blocks'" in text  # it was silently ignored
+    assert text.startswith("6 problems")  # the left-out values cause no problems of their own
+
+
 def test_duplicate_cells_and_bad_structure(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_grid(write(tmp_path, """

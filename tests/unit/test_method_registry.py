@@ -30,6 +30,12 @@ def test_unknown_method_suggests_a_close_name():
         get_method("rndd")
 
 
+def test_an_unknown_method_names_the_ways_a_plugin_is_found():
+    with pytest.raises(ConfigError) as err:
+        get_method("surprise-bonus")
+    assert "entry point group 'llmexplore.methods'" in err.value.hint and "LLMEXPLORE_METHODS" in err.value.hint
+
+
 def test_decorator_registers_a_method():
     @register_method
     class Constant(IntrinsicReward):

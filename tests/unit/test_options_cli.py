@@ -57,3 +57,20 @@ def test_a_task_lists_its_familys_networks_and_presets_with_what_each_is(capsys)
     for field in ("network", "preset"):
         description = TrainConfig.model_fields[field].description
         assert not any(family in description.lower() for family in ("nethack", "crafter", "housekeep"))
+
+
+def test_network_and_preset_offer_only_what_the_tasks_family_accepts(capsys):
+    """MiniHack offers the small network alone: `network=published`, which its runs refuse, is not listed."""
+    from llmexplore.envs.registry import families
+
+    rows = {row["key"]: row for row in sections(None, "minihack:keyroom-s5")["train"]}
+    assert rows["network"]["values"] == "small" and rows["preset"]["values"] == "(none)"
+    rows = {row["key"]: row for row in sections(None, "nethack:score")["train"]}
+    assert rows["network"]["values"] == "small | published" and rows["preset"]["values"] == "published"
+    assert main(["options", "--task", "minihack:keyroom-s5"]) == 0
+    network_line = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["network"])
+    assert "published" not in network_line.split("policy network")[0]
+    # without a task every family's networks are the choices: the model's names are exactly their union
+    everyone = {name for family in families() for name in family.networks}
+    generic = {row["key"]: row for row in sections(None, None)["train"]}
+    assert set(generic["network"]["values"].split(" | ")) == everyone

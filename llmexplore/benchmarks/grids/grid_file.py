@@ -15,7 +15,8 @@ Keys may be dotted (``train.batch_size``). Without ``blocks``, top-level ``set``
 and ``tied`` form one block. ``lm`` names the language model every cell talks to (one
 server for the whole grid), and ``ray`` / ``slurm`` hold options of those backends
 (``backend_options.py``; ``-b key=value`` overrides them). Validation reports every
-problem of the file at once, each with its line, before anything runs.
+problem of the file at once, each with its line, before anything runs. The accepted keys
+and their models are in ``grid_schema.py``; ``docs/GRIDS.md`` is their reference for users.
 
 Resources: ``suite.resources`` says what one cell needs. A cell that asks for GPUs trains
 on one (``train.device`` becomes ``gpu``; ``cpu`` there is an error), and a cell whose
@@ -30,79 +31,18 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from llmexplore.benchmarks.grids import yaml_lines
 from llmexplore.benchmarks.grids.backend_options import BACKEND_SECTIONS
-from llmexplore.benchmarks.run.budget import GRID_STEPS, Steps
+from llmexplore.benchmarks.grids.grid_schema import BLOCK_KEYS, MAX_CELLS, PARENT_METHOD, TOP_KEYS, Resources, Suite
+from llmexplore.benchmarks.run.budget import GRID_STEPS
 from llmexplore.benchmarks.run.spec import ParentSpec, ResolvedRun, RunSpec, cell_id, resolve, validation_problems
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
 from llmexplore.paths import inside
-
-TOP_KEYS = {"name", "description", "suite", "defaults", "blocks", "set", "vary", "tied", "lm", "output",
-            *BACKEND_SECTIONS}
-BLOCK_KEYS = {"set", "vary", "tied", "name"}
-Protocol = Literal["reward-free", "with-reward", "pretrain-finetune"]
-#: ``suite.finetune.method`` value that keeps each pretraining cell's method
-PARENT_METHOD = "parent"
-#: the most cells one grid file may expand to: each is checked before anything runs (about a millisecond
-#: each), and a grid past this is almost always a typo in a ``vary`` list
-MAX_CELLS = 10_000
-
-
-class Resources(BaseModel):
-    """What one cell needs; backends that schedule (Ray, SLURM) honour it."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    cpus: int = Field(1, ge=1, description="CPU cores one cell asks for (>= 1)")
-    gpus: float = Field(
-        0, ge=0, description="GPUs one cell asks for (>= 0; a fraction shares a GPU under Ray)")
-    memory_gb: float = Field(4, gt=0, description="memory one cell asks for, in GB (> 0)")
-    time_minutes: int = Field(60, ge=1, description="wall-clock limit per cell (SLURM)")
-
-
-class Finetune(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    task: str = Field(description="task the fine-tuning cells train on")
-    steps: Steps | None = Field(
-        None, description="the fine-tuning budget; default: the parent's; 'published': the task's own")
-    method: str = Field("none", description="fine-tuning method; 'parent': each cell keeps its pretraining method "
-                                            "(and options), so a policy keeps the inputs that method adds")
-    reset: list[str] = Field(
-        default_factory=list, description="parts of the parent's policy to re-initialise (encoder, core, "
-                                          "decoder, critic, action_head)")
-    ext_coef: float | None = Field(
-        None, ge=0, description="c_ext of the fine-tuning cells (>= 0); default: the task's published value")
-    int_coef: float | None = Field(None, ge=0, description="c_int of the fine-tuning method (default: its own)")
-    method_options: dict[str, Any] | None = Field(
-        None, description="options of the fine-tuning method; default: the parent's when the method is the same")
-
-
-class Suite(BaseModel):
-    """A benchmark protocol: which tasks, what budget, how runs relate."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    name: str | None = Field(None, description="name of the suite, for readers of the grid file")
-    protocol: Protocol = Field(
-        "with-reward", description="reward-free (ext_coef forced to 0), with-reward, or pretrain-finetune "
-                                   "(reward-free, then a fine-tuning cell per cell)")
-    tasks: list[str] = Field(
-        default_factory=list, description="tasks each cell runs on when the grid's cells name none")
-    steps: Steps | None = Field(
-        None, description="every cell's budget unless it sets its own (budget.choose_steps: a missing one is "
-                                "the published budget only where that takes under a day here)")
-    metrics: list[str] = Field(default_factory=list, description="leaderboard columns beyond each task's metric")
-    finetune: Finetune | None = Field(
-        None, description="the fine-tuning stage of the pretrain-finetune protocol")
-    resources: Resources = Field(
-        default_factory=Resources, description="what each cell asks of a scheduler (Ray, SLURM)")
-
 
 @dataclass
 class Cell:
@@ -228,7 +168,11 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
     if blocks is None:
         blocks = yaml_lines.LineList([{k: data[k] for k in ("set", "vary", "tied") if k in data}])
         blocks.lines, blocks.line = [data.line], data.line
-    elif not isinstance(blocks, list):
+    elif beside := [key for key in ("set", "vary", "tied") if key in data]:  # they would be silently ignored
+        for key in beside:
+            problems.add(yaml_lines.line_of(data, key), f"top-level '{key}' beside 'blocks' would not be "
+                                                         "applied: move it into the blocks it belongs to")
+    if blocks is not None and not isinstance(blocks, list):
         problems.add(yaml_lines.line_of(data, "blocks"), "'blocks' must be a list of blocks")
         blocks = []
 
@@ -351,11 +295,8 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
                              f"the {suite.protocol} protocol trains without extrinsic reward: ext_coef must be 0")
             values["ext_coef"] = 0.0
         _match_device_to_gpus(values, suite.resources, line_for(lines, "train"), problems)
-        try:
-            spec = RunSpec.parse(values, "cell")
-        except ConfigError as exc:
-            for where, message in exc.problems:
-                problems.add(line_for(lines, where), f"{where}: {message}")
+        spec = _parse_cell(values, lines, line_for, problems)
+        if spec is None:
             continue
         try:
             cell = _cell(spec, out, suite, lines)
@@ -405,17 +346,59 @@ def _cell(spec: RunSpec, out: Path, suite: Suite, lines: dict[str, int], parent_
                 resources=cell_resources(spec, suite.resources), lines=lines, parent_id=parent_id)
 
 
-def _check_cell(cell: Cell, line_for, problems: _Problems, seen: dict[str, int]) -> bool:
+def _parse_cell(values: dict, lines: dict[str, int], line_for, problems: _Problems) -> RunSpec | None:
+    """The cell's run spec; None when a field is malformed, after reporting it and, so that a file's every
+    problem comes at once, what resolving the rest of the cell finds (a typo in ``train`` beside an unknown
+    method: both, not the second after the first is fixed)."""
+    try:
+        return RunSpec.parse(values, "cell")
+    except ConfigError as exc:
+        for where, message in exc.problems:
+            problems.add(line_for(lines, where), f"{where}: {message}")
+        rest, left_out = _without(values, [where for where, _ in exc.problems])
+    try:
+        _resolve_into(RunSpec.parse(rest, "cell"), lines, line_for, problems, skip=left_out)
+    except ConfigError:  # a required field is what is malformed: nothing further to check
+        pass
+    return None
+
+
+def _without(values: dict, wheres: list[str]) -> tuple[dict, set[str]]:
+    """A copy of ``values`` without the values at these dotted places, and the top-level fields they were in."""
+    rest = copy.deepcopy(values)
+    for where in wheres:
+        target, parts = rest, where.split(".")
+        for depth, part in enumerate(parts):
+            if not isinstance(target, dict) or part not in target:
+                break
+            if depth == len(parts) - 1 or not isinstance(target[part], dict):
+                target.pop(part)
+                break
+            target = target[part]
+    return rest, {where.split(".")[0] for where in wheres}
+
+
+def _resolve_into(spec: RunSpec, lines: dict[str, int], line_for, problems: _Problems,
+                  check_parent: bool = True, skip: set[str] = frozenset()) -> ResolvedRun | None:
+    """``resolve`` a cell's spec as a grid does, its problems reported with their lines (those of fields in
+    ``skip``, which were left out as malformed, are not: they would be consequences, not problems)."""
     try:
         # the device is checked where the cell runs: a login node without a GPU may submit GPU cells;
         # the budget rule is `llmexplore run --steps`'s: a published budget of days must be asked for by name
-        cell.run = resolve(cell.spec, check_parent=cell.parent_id is None, check_device=False,
-                           steps_spelling=GRID_STEPS)
+        return resolve(spec, check_parent=check_parent, check_device=False, steps_spelling=GRID_STEPS)
     except ConfigError as exc:
         for where, message in exc.problems:
-            if where == "steps" and "steps" not in cell.lines:  # a missing budget: the line naming the task
+            if where in skip:
+                continue
+            if where == "steps" and "steps" not in lines:  # a missing budget: the line naming the task
                 where = "task"
-            problems.add(line_for(cell.lines, where or "method"), message)
+            problems.add(line_for(lines, where or "method"), message)
+        return None
+
+
+def _check_cell(cell: Cell, line_for, problems: _Problems, seen: dict[str, int]) -> bool:
+    cell.run = _resolve_into(cell.spec, cell.lines, line_for, problems, check_parent=cell.parent_id is None)
+    if cell.run is None:
         return False
     line = cell.lines.get("__block__", 0)
     if cell.id in seen:

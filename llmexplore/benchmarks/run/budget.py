@@ -8,7 +8,7 @@ runs the published budget knowingly.
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BeforeValidator, Field
@@ -35,6 +35,32 @@ def reference_rate(task: TaskSpec, processes: int = 1) -> int:
 def estimated_seconds(task: TaskSpec, steps: int, processes: int = 1) -> float:
     """A rough wall time for ``steps`` env steps with ``processes`` rollout processes."""
     return steps / reference_rate(task, processes)
+
+
+#: the rollout workers ``EnvFamily.gpu_machine_steps_per_second`` was measured with; fewer is not that measurement
+GPU_MACHINE_WORKERS = 16
+
+
+@dataclass(frozen=True)
+class RateEstimate:
+    """Env steps/s a run may expect, and which measurement says so (for messages)."""
+
+    steps_per_second: float
+    source: str
+
+
+def training_rate(task: TaskSpec, network: str, device: str, num_workers: int) -> RateEstimate:
+    """The env steps/s of a run with these settings: the 16-core GPU machine's measured figure where the run
+    matches that measurement (its family and network, on a GPU, >= 16 workers), else the family's 2-core
+    figure per rollout worker (the budget rule's estimate)."""
+    family = find_family(task.family)
+    on_gpu_machine = family.gpu_machine_steps_per_second if family else {}
+    measured = on_gpu_machine.get(network) or on_gpu_machine.get("*")
+    if measured and device == "gpu" and num_workers >= GPU_MACHINE_WORKERS:
+        return RateEstimate(measured, f"{task.family}'s figure for a 16-core GPU machine (docs/GPU.md)")
+    rate = reference_rate(task, num_workers)
+    workers = f" x {num_workers} workers" if num_workers > 1 else ""
+    return RateEstimate(rate, f"{task.family}'s 2-core figure{workers}")
 
 
 #: how the budget is spelled where it is set: ``run``'s option, or a grid file's key

@@ -67,6 +67,8 @@ FAMILY = EnvFamily(
     # Crafter's own per-episode format, so its analysis scripts read our runs
     stats_file=StatsFile("stats.jsonl", ("length", "reward") + ACHIEVEMENT_KEYS),
     reference_steps_per_second=400,  # configs/crafter.yaml
+    # `none`, 16 workers x 32 envs, batch 4,096, one H200 with 16 CPU cores (docs/GPU.md); bound by the env
+    gpu_machine_steps_per_second={"*": 14_746},
     screen=ScreenFactory("llmexplore.viz.screens:ImageScreen", {"key": "image", "scale": 6}),
     data_sources=("crafter",),
     oracle_answers={"ellm_goals": "llmexplore.envs.crafter.oracle:ellm_goals_answer"},

@@ -91,6 +91,8 @@ FAMILY = EnvFamily(
     extra_columns=("score", "depth", "experience_level", "gold", "kills"),
     metric_ranges={"progression": (0.0, 100.0)},
     reference_steps_per_second=1_300,  # NetHack Score (README)
+    # `none` on NetHack Score, one H200 with 16 CPU cores, -t preset=published -t num_workers=16 (docs/GPU.md)
+    gpu_machine_steps_per_second={"published": 15_565, "small": 31_949},
     screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
     data_sources=("balrog",),
     oracle_answers={"motif_preference": "llmexplore.envs.nethack.oracle:motif_answer",

@@ -1,8 +1,10 @@
-"""``grid --dry-run`` for the Ray backend: exactly what a run would submit, submitting nothing.
+"""``grid --dry-run`` for the Ray and SLURM backends: exactly what a run would submit, submitting nothing.
 
-``ray.init``'s arguments and each cell's task options, from the functions the backend calls. Environment
-variables are listed by name only: forwarded ones may hold keys. (SLURM's dry run prints each job's
-sbatch script from ``slurm.planned_jobs``.)
+Ray: ``ray.init``'s arguments and each cell's task options, from the functions the backend calls. SLURM:
+each job's sbatch script as submitit writes it (``slurm.planned_jobs``) and, since that script's ``srun``
+line only starts submitit's loader, the ``llmexplore run`` command of each cell the job runs
+(``base.cell_command``, run by the nodes' interpreter). Environment variables are listed by name only:
+forwarded ones may hold keys.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from llmexplore.benchmarks.grids.backend_options import RayOptions, parse_options
-from llmexplore.benchmarks.grids.grid_file import Grid
+from llmexplore.benchmarks.grids.backend_options import RayOptions, SlurmOptions, parse_options
+from llmexplore.benchmarks.grids.grid_file import Cell, Grid
 from llmexplore.benchmarks.grids.runners.base import cell_command
 
 
@@ -36,3 +38,33 @@ def ray_plan(grid: Grid, options: dict[str, Any]) -> str:
 
 def _kwargs(values: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in values.items())
+
+
+def slurm_plan(grid: Grid, options: dict[str, Any]) -> str:
+    """Each job a fresh run submits: its cells and their ``llmexplore run`` commands, then its sbatch script
+    (jobs with the same script share one; the script comes last, as submitit writes it, byte for byte)."""
+    from llmexplore.benchmarks.grids.runners.slurm import node_python, planned_jobs
+
+    parsed: SlurmOptions = parse_options("slurm", options)  # type: ignore[assignment]
+    python = node_python(parsed)
+    if parsed.executor != "slurm":
+        lines = [f"# executor local: each job runs as a process of this machine (time limit "
+                 f"{parsed.time_minutes or grid.suite.resources.time_minutes} minutes), its cells side by side"]
+        return "\n".join(lines + [_cell_line(grid.cell(cid), python) for cells, _ in planned_jobs(grid, parsed)
+                                   for cid in cells])
+    scripts: dict[str, list[list[str]]] = {}
+    for cells, script in planned_jobs(grid, parsed):
+        scripts.setdefault(script, []).append(cells)
+    parts = []
+    for script, jobs in scripts.items():
+        lines = [f"# sbatch script of {len(jobs)} job(s), one per pack of cells: "
+                 + " | ".join(", ".join(cells) for cells in jobs),
+                 "# its srun line starts submitit's loader, which runs each cell of the job side by side:"]
+        lines += [_cell_line(grid.cell(cid), python) for cells in jobs for cid in cells]
+        parts.append("\n".join(lines) + "\n" + script + ("" if script.endswith("\n") else "\n"))
+    return "\n".join(parts)
+
+
+def _cell_line(cell: Cell, python: str) -> str:
+    """``#   <cell id>: <the cell's llmexplore run command with the nodes' interpreter>``."""
+    return f"#   {cell.id}: {python} {shlex.join(cell_command(cell)[1:])}"
