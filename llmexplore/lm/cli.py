@@ -55,10 +55,35 @@ def _lm(p: argparse.ArgumentParser) -> Handler:
     c.add_argument("path", help="the cache's SQLite file")
     c.set_defaults(_lm_handler=_cache)
 
+    o = sub.add_parser("oracle", help="the embedded oracle's rule versions")
+    o.add_argument("--version", action="store_true",
+                   help="list every rule version: what changed, why, and whether it is frozen (a committed "
+                        "table used it), with the current rules' digest")
+    o.set_defaults(_lm_handler=_oracle)
+
     def handle(args: argparse.Namespace) -> int:
         return args._lm_handler(args)
 
     return handle
+
+
+def _oracle(args: argparse.Namespace) -> int:
+    from llmexplore.lm.oracle import ORACLE_VERSION
+    from llmexplore.lm.oracle.versions import VERSIONS, rules_digest
+
+    current = rules_digest()
+    print(f"current rules: version {ORACLE_VERSION} (model id llmexplore-oracle-{ORACLE_VERSION}), digest {current}")
+    if not args.version:
+        print("every version, what changed and why: llmexplore lm oracle --version")
+        return 0
+    for entry in VERSIONS:
+        state = ("frozen" if entry.frozen_digest else "current, not frozen yet" if entry.version == ORACLE_VERSION
+                 else "history: its rules are in that commit")
+        if entry.version == ORACLE_VERSION and entry.frozen_digest and entry.frozen_digest != current:
+            state = "frozen, but the rules in this checkout differ from it"
+        print(f"\nversion {entry.version} ({entry.commit}; {state})\n  changes: {entry.changes}\n"
+              f"  why: {entry.evidence}")
+    return 0
 
 
 def client_flags(host: str, port: int, model_name: str, can_score: bool) -> str:

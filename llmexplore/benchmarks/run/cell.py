@@ -34,6 +34,7 @@ from llmexplore.benchmarks.run.folder import adopt_folder, folder_record, is_com
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
+from llmexplore.methods.registry import get_method
 
 if TYPE_CHECKING:  # pragma: no cover (the engine loads torch and sample-factory)
     from llmexplore.agents.training import TrainResult
@@ -391,6 +392,10 @@ def _base_record(run: ResolvedRun, adapter: EnvAdapter, files: RunFiles, started
     artefacts = run_artefacts(run)
     if artefacts:
         environment["artefacts"] = artefacts
+    if run.lm.backend == "oracle" and get_method(run.method).uses_lm:  # the stand-in's rules are part of the row
+        from llmexplore.lm.oracle import ORACLE_VERSION
+
+        environment["oracle_rules_version"] = ORACLE_VERSION
     return RunRecord(
         status="running",
         cell=cell_id(run),
