@@ -64,6 +64,8 @@ class IntrinsicLearner(LearnerHooks):
         self._resumed = False
         self.parent_report: dict | None = None
         self._sums = np.zeros(3)  # r_ext, r_int, steps since the last metrics row
+        #: the smallest and largest r_int since the last row: a method whose reward never varies is inert
+        self._int_range = [np.inf, -np.inf]
         every = run.train.metrics_every_steps or default_metrics_every(run.budget)
         self._metrics_schedule = MetricsSchedule(every, run.budget)
         #: [N, T] bool, where the current batch's returns end although the episode goes on
@@ -193,6 +195,9 @@ class IntrinsicLearner(LearnerHooks):
         is kept by its uid)."""
         r_ext = batch["rewards"]
         self._sums += (float(r_ext.sum()), float(r_int.sum()), r_ext.numel())
+        if r_int.numel():
+            low, high = torch.aminmax(r_int)
+            self._int_range = [min(self._int_range[0], float(low)), max(self._int_range[1], float(high))]
         uids = batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy()
         ended = self.episode_returns.add(uids, r_int.cpu().numpy(), batch["dones"].cpu().numpy())
         return [(int(uids[row]), total) for row, _, total in ended]
@@ -248,6 +253,9 @@ class IntrinsicLearner(LearnerHooks):
         """Mean rewards per step since the last row, the method's online-update figures and its own metrics."""
         steps = max(self._sums[2], 1.0)
         metrics = {"reward_ext_mean": self._sums[0] / steps, "reward_int_mean": self._sums[1] / steps}
+        if self._int_range[0] <= self._int_range[1]:
+            metrics.update(reward_int_min=self._int_range[0], reward_int_max=self._int_range[1])
+        self._int_range = [np.inf, -np.inf]
         metrics.update(update_metrics)
         metrics.update(self.method.metrics())
         self._sums[:] = 0.0

@@ -30,6 +30,7 @@ from llmexplore.benchmarks.run.lock import RunFolderLock
 from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
+from llmexplore.benchmarks.run.inert import InertWatch, inert_note
 from llmexplore.benchmarks.run.folder import adopt_folder, folder_record, is_complete
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
@@ -60,8 +61,9 @@ class CellSink:
     """Receives training events: appends episodes and metrics to the run's files."""
 
     def __init__(self, run_dir: Path, files: RunFiles, view: ProgressView, heartbeat: Callable[[int], None],
-                 start_steps: int = 0, board: RunBoard | None = None):
+                 start_steps: int = 0, board: RunBoard | None = None, inert_watch: InertWatch | None = None):
         self.heartbeat = heartbeat
+        self.inert_watch = inert_watch
         self.board = board
         self._last_beat = time.time()
         self._start_steps = start_steps
@@ -94,6 +96,9 @@ class CellSink:
         """Append the metrics row and keep it as the last one (the record's ``method_metrics``)."""
         self.last_metrics = metrics
         self.metrics_file.write({"env_steps": env_steps, **metrics})
+        warning = self.inert_watch.row(env_steps, metrics) if self.inert_watch is not None else None
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
         if self.board is not None:
             self.board.metrics(env_steps, metrics)
 
@@ -175,8 +180,10 @@ def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, qui
     _trim_logs(run_dir, files, resume_steps)
     session = CellSession.start(run, adapter, run_dir, files, previous, resume_steps)
     view = ProgressView(cell_id(run), run.budget, start=resume_steps, enabled=not quiet)
+    watch = InertWatch.for_run(run.method, run.int_coef, run.budget)
+    watch.seed(read_jsonl(run_dir / files.metrics))  # what the resume kept
     sink = CellSink(run_dir, files, view, session.heartbeat, start_steps=resume_steps,
-                    board=RunBoard(run_dir, adapter))
+                    board=RunBoard(run_dir, adapter), inert_watch=watch)
     wandb_run = _start_wandb(run, run_dir, quiet)
     try:
         result = (_train(run, run_dir, sink, resume_steps, quiet) if resume_steps < run.budget
@@ -459,6 +466,7 @@ def _finalize(record: RunRecord, run: ResolvedRun, adapter: EnvAdapter, run_dir:
         record.final_metrics["intrinsic_return"] = float(np.mean(returns[-(adapter.final_window or len(returns)):]))
     record.curve = learning_curve(adapter, episodes, intrinsic, run.budget)
     record.method_metrics = dict(sink.last_metrics)
+    record.inert = inert_note(run.method, run.int_coef, read_jsonl(run_dir / files.metrics))
     record.overshoot = overshoot_note(run.budget, record.env_steps, run.train.batch_size)
     record.files.checkpoints = [str(p.relative_to(run_dir)) for p in list_checkpoints(run_dir)]
     if sink.parent is not None or run.init_checkpoint:

@@ -179,6 +179,10 @@ class RunRecord(BaseModel):
         None, description="fine-tuning: the parent's run folder and checkpoint, and what loading it reported")
     error: dict[str, Any] | None = Field(
         None, description="why it failed or stopped: message, traceback and the tail of sample-factory's log")
+    inert: dict[str, Any] | None = Field(
+        None, description="set when the method's intrinsic reward (c_int > 0) was one constant on every step: the "
+                          "value, the env steps checked and why the row is no result of the method "
+                          "(benchmarks/run/inert.py); tables mark such rows instead of ranking them")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
