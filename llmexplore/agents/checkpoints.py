@@ -77,9 +77,9 @@ class CorruptCheckpoint(ValueError):
 
 
 def load_checkpoint_file(path: str | Path, device: Any = "cpu") -> dict[str, Any]:
-    """A checkpoint's contents, refused with a ``ConfigError`` naming the file when its digest differs (checked
-    before unpickling) or a weight or optimizer value is NaN or infinite. Our checkpoints hold numpy scalars,
-    so torch >= 2.6's weights-only load refuses them."""
+    """A checkpoint's contents, refused with a ``ConfigError`` naming the file when its digest differs
+    (checked before unpickling) or a weight or optimizer value is NaN or infinite. Our checkpoints hold numpy
+    scalars, so torch >= 2.6's weights-only load refuses them."""
     try:
         return _checked_load(Path(path), device, None)
     except FileNotFoundError:
@@ -99,7 +99,9 @@ def _checked_load(path: Path, device: Any, identity: Mapping[str, Any] | None) -
 
     data = torch.load(str(path), map_location=device, weights_only=False)
     if isinstance(data, dict):
-        problem = non_finite_problem(data) or (identity_problem(data, identity) if identity is not None else None)
+        problem = non_finite_problem(data)
+        if problem is None and identity is not None:
+            problem = identity_problem(data, identity)
         if problem:
             raise CorruptCheckpoint(problem)
     return data
@@ -170,9 +172,9 @@ def _named_tensors(value: Any, name: str) -> Iterator[tuple[str, Any]]:
 
 
 def identity_problem(data: Mapping[str, Any], identity: Mapping[str, Any]) -> str | None:
-    """Why a checkpoint is not this run's (``identity``: ``ResolvedRun.identity``), or None. A checkpoint of an
-    older version names only its task and method; a field this run has and the checkpoint lacks (an option a
-    later version added) is not a difference."""
+    """Why a checkpoint is not this run's (``identity``: ``ResolvedRun.identity``), or None. A checkpoint of
+    an older version names only its task and method; a field this run has and the checkpoint lacks (an option
+    a later version added) is not a difference."""
     ours = data.get(CHECKPOINT_KEY)
     if not isinstance(ours, Mapping):
         return f"it holds no '{CHECKPOINT_KEY}' entry, so no run of llmexplore saved it"
@@ -233,7 +235,8 @@ def newest_readable_checkpoint(run_dir: str | Path, identity: Mapping[str, Any] 
 
 
 def set_aside(checkpoint: Path, prefix: str) -> Path:
-    """Rename a checkpoint and its digest with ``prefix`` (never delete them); returns the checkpoint's new path."""
+    """Rename a checkpoint and its digest with ``prefix`` (never delete them); returns the checkpoint's new
+    path."""
     digest = digest_path(checkpoint)
     if digest.exists():
         digest.rename(digest.with_name(prefix + digest.name))

@@ -64,9 +64,10 @@ PIECES: tuple[PrivatePiece, ...] = (
                  "our learner worker builds our learner in place of sample-factory's (LearnerHooks' worker)"),
     PrivatePiece(_LEARNER, "_get_checkpoint_dict", "method", ("self",),
                  "checkpoints also hold the task, the method and the method's state (add_to_checkpoint)"),
-    PrivatePiece(_LEARNER, "_save_impl", "method", ("self", "name_prefix", "name_suffix", "keep_checkpoints", "verbose"),
-                 "each checkpoint saved gets its digest beside it (after_checkpoint_saved; saved_checkpoint_path "
-                 "repeats the file name it gives)"),
+    PrivatePiece(_LEARNER, "_save_impl", "method",
+                 ("self", "name_prefix", "name_suffix", "keep_checkpoints", "verbose"),
+                 "each checkpoint saved gets its digest beside it (after_checkpoint_saved; "
+                 "saved_checkpoint_path repeats the file name it gives)"),
     PrivatePiece(_LEARNER, "checkpoint_dir", "method", ("cfg", "policy_id"),
                  "the folder _save_impl saves into (saved_checkpoint_path)"),
     PrivatePiece(_LEARNER, "_load_state", "method", ("self", "checkpoint_dict", "load_progress"),

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, RUN_IDENTITY_KEY, checkpoint_env_steps, digest_path,
-                                           list_checkpoints, load_checkpoint_file)
+from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, RUN_IDENTITY_KEY, checkpoint_env_steps,
+                                           digest_path, list_checkpoints, load_checkpoint_file)
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.atomic import file_sha256
 from llmexplore.benchmarks.run.record import read_record
@@ -24,7 +24,8 @@ from tests.integration.test_stop_lock_orphan import _wait_stepping
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
-ARGS = ["run", "--method", "rnd", "--task", "crafter:reward-free", "--seed", "4", "--steps", "8192", "--quiet"]
+ARGS = ["run", "--method", "rnd", "--task", "crafter:reward-free", "--seed", "4", "--steps", "8192",
+        "--quiet"]
 
 
 def _run(out: Path) -> subprocess.Popen:
@@ -40,8 +41,8 @@ def _flip_a_bit_of_the_largest_tensor(path: Path) -> None:
         largest = max(archive.infolist(), key=lambda info: info.file_size)
     data = bytearray(path.read_bytes())
     header = largest.header_offset
-    name_length, extra_length = int.from_bytes(data[header + 26:header + 28], "little"), \
-        int.from_bytes(data[header + 28:header + 30], "little")
+    name_length = int.from_bytes(data[header + 26:header + 28], "little")  # the zip local file header
+    extra_length = int.from_bytes(data[header + 28:header + 30], "little")
     at = header + 30 + name_length + extra_length + largest.file_size // 2
     data[at - at % 4] ^= 0x01  # the lowest mantissa bit of a float32
     path.write_bytes(bytes(data))

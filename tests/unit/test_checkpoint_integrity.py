@@ -42,7 +42,8 @@ class _Saver:
     def __init__(self, run_dir: Path, run: ResolvedRun):
         self.learner = learner = IntrinsicLearner.__new__(IntrinsicLearner)  # no sample-factory processes
         learner.cfg = SimpleNamespace(train_dir=str(run_dir), experiment="sf")
-        learner.policy_id, learner.is_initialized, learner.best_performance, learner.curr_lr = 0, True, -1e9, 1e-4
+        learner.policy_id, learner.is_initialized = 0, True
+        learner.best_performance, learner.curr_lr = -1e9, 1e-4
         learner.train_step, learner.env_steps = 0, 0
         learner.actor_critic = torch.nn.Linear(4, 3)
         torch.nn.init.constant_(learner.actor_critic.weight, MARK)
@@ -76,7 +77,8 @@ def test_each_save_leaves_its_digest_beside_it_and_the_run_it_belongs_to(tmp_pat
     kept = list_checkpoints(tmp_path)
     assert [checkpoints.checkpoint_env_steps(p) for p in kept] == [2048, 3072]  # sample-factory keeps two
     digests = sorted(kept[0].parent.glob("digest-*"))
-    assert [p.name for p in digests] == [f"digest-{p.name}.sha256" for p in kept]  # the removed one's went too
+    # the digest of the checkpoint sample-factory removed went with it
+    assert [p.name for p in digests] == [f"digest-{p.name}.sha256" for p in kept]
     assert digests[1].read_text() == f"{file_sha256(kept[1])}  {kept[1].name}\n"  # sha256sum -c reads it
     ours = load_checkpoint_file(kept[1])[checkpoints.CHECKPOINT_KEY]
     assert ours["run"] == run.identity() and ours["method_state"] == {"seen": 3}
@@ -109,10 +111,11 @@ def test_a_checkpoint_holding_nan_is_set_aside(tmp_path, capsys, where):
     else:
         saver.learner.optimizer.state[saver.learner.actor_critic.bias]["exp_avg"][0] = float("inf")
     bad = saver.save(2048)
-    with pytest.raises(ConfigError, match=rf"checkpoint {bad} is corrupt: NaN or infinite values in {where}\."):
+    with pytest.raises(ConfigError, match=rf"checkpoint {bad} is corrupt: NaN or infinite values in {where}"):
         load_checkpoint_file(bad)
     assert cell._resume_point(tmp_path, run.identity()) == 1024
-    assert f"skipped corrupt checkpoint {bad.name} (NaN or infinite values in {where}." in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"skipped corrupt checkpoint {bad.name} (NaN or infinite values in {where}." in err
     assert list_checkpoints(tmp_path) == [good] and (bad.parent / f"corrupt-{bad.name}").exists()
 
 
@@ -124,7 +127,9 @@ def test_another_runs_checkpoint_copied_in_is_set_aside(tmp_path, capsys):
     shutil.copyfile(theirs, newest)  # over the newest: its bytes are not the ones saved there
     found, skipped = newest_readable_checkpoint(tmp_path / "run")  # the digest alone catches it
     assert found == good and [p.name for p, _ in skipped] == [f"corrupt-{newest.name}"]
-    assert skipped[0][1].startswith(f"its SHA-256 differs from the one recorded at its save in digest-{newest.name}")
+    why = skipped[0][1]
+    digest = f"digest-{newest.name}.sha256"
+    assert why.startswith(f"its SHA-256 differs from the one recorded at its save in {digest}")
 
     copied = good.with_name("checkpoint_000000009_4096.pth")  # with its digest, as the newest
     shutil.copyfile(theirs, copied)
@@ -140,7 +145,8 @@ def test_a_checkpoint_of_an_older_version_is_taken_without_a_digest_when_its_tas
     run = _run()
     folder = tmp_path / "sf" / "checkpoint_p0"
     folder.mkdir(parents=True)
-    older = {"model": {"w": torch.zeros(2)}, "optimizer": {"state": {}, "param_groups": []}, "env_steps": 1024,
+    older = {"model": {"w": torch.zeros(2)}, "optimizer": {"state": {}, "param_groups": []},
+             "env_steps": 1024,
              checkpoints.CHECKPOINT_KEY: {"task": run.task, "method": run.method, "method_state": {}}}
     torch.save(older, folder / "checkpoint_000000001_1024.pth")
     torch.save({**older, checkpoints.CHECKPOINT_KEY: {"task": run.task, "method": "apt", "method_state": {}}},
@@ -157,7 +163,8 @@ def test_a_runs_identity_leaves_out_its_budget_and_how_it_runs_here(tmp_path):
     and resumes from the checkpoints the run has."""
     run = _run()
     saved = _Saver(tmp_path, run).save(1024)
-    extended = run.model_copy(update={"steps": 8192, "train": run.train.model_copy(update={"num_workers": 3})})
+    more_workers = run.train.model_copy(update={"num_workers": 3})
+    extended = run.model_copy(update={"steps": 8192, "train": more_workers})
     assert extended.identity() == run.identity() and "steps" not in run.identity()
     assert newest_readable_checkpoint(tmp_path, extended.identity()) == (saved, [])
     assert _run(seed=3).identity() != run.identity()
