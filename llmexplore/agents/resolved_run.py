@@ -144,18 +144,13 @@ class ResolvedRun(BaseModel):
 
 def _digest(fields: dict[str, Any]) -> str:
     """SHA-256 of the values (not of their layout: a file re-indented still matches)."""
-    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _check_digest(path: Path, fields: dict[str, Any]) -> None:
     """Refuse a file whose values changed after llmexplore wrote it (``fields`` loses its digest entry)."""
-    recorded = fields.pop(DIGEST_KEY)
-    try:
-        matches = recorded == _digest(fields)
-    except ValueError:  # a value JSON cannot hold (NaN) was edited in
-        matches = False
-    if not matches:
+    if fields.pop(DIGEST_KEY) != _digest(fields):
         raise ConfigError(
             f"{path} was changed after llmexplore wrote it (its values no longer match its digest), so the "
             "run it names is not the one this folder trained",
