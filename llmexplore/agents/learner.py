@@ -31,7 +31,8 @@ from sample_factory.algo.utils.misc import POLICY_ID_KEY
 from sample_factory.algo.utils.tensor_dict import TensorDict
 from sample_factory.utils.utils import log
 
-from llmexplore.agents.checkpoints import CHECKPOINT_KEY, load_checkpoint_file, reset_policy_parts
+from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, RUN_IDENTITY_KEY, load_checkpoint_file,
+                                           reset_policy_parts)
 from llmexplore.agents.metrics_schedule import MetricsSchedule, default_metrics_every
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_private import LearnerHooks, LearnerWorkerHooks, RunnerHooks, child_processes
@@ -95,6 +96,7 @@ class IntrinsicLearner(LearnerHooks):
             "task": self.settings.run.task,
             "method": self.settings.run.method,
             "method_state": self.method.state_dict(),
+            RUN_IDENTITY_KEY: self.settings.run.identity(),  # whose checkpoint it is (checkpoints.py)
         }
 
     def after_state_loaded(self, checkpoint_dict: dict[str, Any]) -> None:

@@ -5,10 +5,15 @@
 before the cell starts) and from then on read as is: by the cell, by every sample-factory process
 (``cfg.llmexplore`` carries it, ``run_settings.py``) and by the method (``MethodContext``). Nothing
 downstream fills in a default again, so what the folder says is what ran.
+
+``resolved.json`` carries a digest of its values: a file edited by hand, or a flipped bit, would otherwise
+train as another run (another seed or budget) and rewrite the folder's record. ``write`` adds it and
+``read`` checks it, the one place that does; a file of a version before digests is read without one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,15 @@ RESOLVED_FILE = "resolved.json"
 #: fields that describe the run as a user wrote it (a run spec's fields); the rest are what the engine adds
 SPEC_FIELDS = ("method", "task", "seed", "steps", "ext_coef", "int_coef", "method_options", "train", "lm",
                "parent", "label")
+#: fields that may change between a run and its resumption without making it another run
+OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial"),
+               ("train", "torch_threads"), ("train", "update_thread"), ("train", "metrics_every_steps"),
+               ("train", "wandb")}
+#: fields left out of a run's identity (``ResolvedRun.identity``): the operational ones, and the budget, since
+#: a finished run extended to a larger budget resumes from the checkpoints it has
+NOT_IDENTITY = OPERATIONAL | {("steps",)}
+#: key of the digest of the other values in ``resolved.json``
+DIGEST_KEY = "digest"
 
 
 class ParentSpec(BaseModel):
@@ -89,23 +103,56 @@ class ResolvedRun(BaseModel):
         """The run spec's fields with their final values: the record's ``spec`` (a resumption matches it)."""
         return self.model_dump(mode="json", include=set(SPEC_FIELDS))
 
+    def identity(self) -> dict[str, Any]:
+        """What this run's checkpoints record to say whose they are: every value but ``NOT_IDENTITY``."""
+        fields = self.model_dump(mode="json")
+        for path in NOT_IDENTITY:
+            holder = fields
+            for key in path[:-1]:
+                holder = holder.get(key) if isinstance(holder, dict) else None
+            if isinstance(holder, dict):
+                holder.pop(path[-1], None)
+        return fields
+
     # -- the run folder ------------------------------------------------------------------------------
     def write(self, run_dir: str | Path) -> Path:
-        """Write ``resolved.json`` into the run folder, atomically; returns its path. From then on the run is
-        read as it is, never resolved again."""
+        """Write ``resolved.json`` into the run folder with the digest of its values, atomically; returns its
+        path. From then on the run is read as it is, never resolved again; whoever changes a folder's run on
+        purpose (e.g. a larger budget) writes the changed run through here."""
         path = Path(run_dir) / RESOLVED_FILE
-        atomic_write_text(path, self.model_dump_json(indent=2) + "\n")
+        fields = self.model_dump(mode="json")
+        atomic_write_text(path, json.dumps({**fields, DIGEST_KEY: _digest(fields)}, indent=2) + "\n")
         return path
 
     @classmethod
     def read(cls, run_dir: str | Path) -> "ResolvedRun | None":
-        """The run folder's resolved run; None when it has none (a new folder, or one of an older version)."""
+        """The run folder's resolved run; None when it has none (a new folder, or one of an older version).
+        A file whose values no longer match its digest is refused, naming the file."""
         path = Path(run_dir) / RESOLVED_FILE
         if not path.is_file():
             return None
         try:
-            return cls.model_validate(json.loads(path.read_text()))
-        except (json.JSONDecodeError, ValidationError) as exc:
+            fields = json.loads(path.read_text())
+            if isinstance(fields, dict) and DIGEST_KEY in fields:
+                _check_digest(path, fields)
+            return cls.model_validate(fields)
+        except (json.JSONDecodeError, UnicodeDecodeError, ValidationError) as exc:
             raise ConfigError(f"{path} is not a resolved run written by llmexplore: {exc}",
                               hint="delete it: rerunning the cell's command resolves its spec again",
                               ) from None
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    """SHA-256 of the values (not of their layout: a file re-indented still matches)."""
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _check_digest(path: Path, fields: dict[str, Any]) -> None:
+    """Refuse a file whose values changed after llmexplore wrote it (``fields`` loses its digest entry)."""
+    if fields.pop(DIGEST_KEY) != _digest(fields):
+        raise ConfigError(
+            f"{path} was changed after llmexplore wrote it (its values no longer match its digest), so the "
+            "run it names is not the one this folder trained",
+            hint="restore the file as it was (e.g. from a backup), or train the changed run in a new output "
+                 "folder; deleting it lets the cell's command write it again from its spec")

@@ -18,11 +18,14 @@ import inspect
 import re
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Callable, Literal
 
 from sample_factory.algo.learning.learner import Learner
 from sample_factory.algo.learning.learner_worker import LearnerWorker
+from sample_factory.utils.utils import log
 
+from llmexplore.agents.checkpoints import write_checkpoint_digest
 from llmexplore.errors import UserError
 
 #: the sample-factory release these pieces were read from (pyproject pins it)
@@ -61,6 +64,12 @@ PIECES: tuple[PrivatePiece, ...] = (
                  "our learner worker builds our learner in place of sample-factory's (LearnerHooks' worker)"),
     PrivatePiece(_LEARNER, "_get_checkpoint_dict", "method", ("self",),
                  "checkpoints also hold the task, the method and the method's state (add_to_checkpoint)"),
+    PrivatePiece(_LEARNER, "_save_impl", "method",
+                 ("self", "name_prefix", "name_suffix", "keep_checkpoints", "verbose"),
+                 "each checkpoint saved gets its digest beside it (after_checkpoint_saved; "
+                 "saved_checkpoint_path repeats the file name it gives)"),
+    PrivatePiece(_LEARNER, "checkpoint_dir", "method", ("cfg", "policy_id"),
+                 "the folder _save_impl saves into (saved_checkpoint_path)"),
     PrivatePiece(_LEARNER, "_load_state", "method", ("self", "checkpoint_dict", "load_progress"),
                  "a resumed run loads the method's state back (after_state_loaded)"),
     PrivatePiece(_LEARNER, "_prepare_batch", "method", ("self", "batch"),
@@ -153,6 +162,16 @@ class LearnerHooks(Learner):
         change what it sees. Returns (prepared buffer, experience size, number of invalid steps)."""
         return prepare(batch)
 
+    def after_checkpoint_saved(self, path: Path) -> None:
+        """Called with each checkpoint file once sample-factory has renamed it into place: saves its digest
+        (checkpoints.py), so a file changed later is caught before it is loaded."""
+        write_checkpoint_digest(path)
+
+    def saved_checkpoint_path(self, name_prefix: str, name_suffix: str) -> Path:
+        """The file ``_save_impl`` has just written, named as sample-factory 2.1.1 names it."""
+        folder = Path(self.checkpoint_dir(self.cfg, self.policy_id))
+        return folder / f"{name_prefix}_{self.train_step:09d}_{self.env_steps}{name_suffix}.pth"
+
     def timed(self, name: str) -> Any:
         """A context manager adding its time to the learner's profile (sf_log.txt) under ``name``."""
         return self.timing.add_time(name)
@@ -161,6 +180,16 @@ class LearnerHooks(Learner):
         checkpoint = super()._get_checkpoint_dict()
         self.add_to_checkpoint(checkpoint)
         return checkpoint
+
+    def _save_impl(self, name_prefix, name_suffix, keep_checkpoints, verbose=True) -> bool:
+        saved = super()._save_impl(name_prefix, name_suffix, keep_checkpoints, verbose)
+        if saved:
+            path = self.saved_checkpoint_path(name_prefix, name_suffix)
+            if path.is_file():
+                self.after_checkpoint_saved(path)
+            else:  # a sample-factory naming its files otherwise: the checkpoint stands, without a digest
+                log.warning("llmexplore: saved checkpoint not found at %s; no digest written", path)
+        return saved
 
     def _load_state(self, checkpoint_dict, load_progress=True):
         super()._load_state(checkpoint_dict, load_progress)

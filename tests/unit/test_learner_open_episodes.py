@@ -29,7 +29,8 @@ class _Method:
 
 
 def test_a_resumed_env_counts_its_new_episode_from_its_own_first_step():
-    run = SimpleNamespace(task="crafter:reward-free", method="rnd")
+    run = SimpleNamespace(task="crafter:reward-free", method="rnd",
+                          identity=lambda: {"task": "crafter:reward-free"})  # what a checkpoint records
     before = SimpleNamespace(settings=SimpleNamespace(run=run), method=_Method(), episode_returns=SegmentSums())
     # env 7 is three steps into an episode, earning 1 a step, when the checkpoint is written
     assert before.episode_returns.add(np.array([7]), np.ones((1, 3)), np.zeros((1, 3))) == []

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from llmexplore.agents.checkpoints import (
-    UNREADABLE_PREFIX,
     checkpoint_env_steps,
+    describe_set_aside,
     list_checkpoints,
     newest_readable_checkpoint,
     remove_partial_saves,
+    set_aside,
 )
 from llmexplore.atomic import JsonlAppender, ensure_writable, log_tail, read_jsonl, rewrite_jsonl
 from llmexplore.benchmarks.run.artefacts import run_artefacts
@@ -174,7 +175,7 @@ def _train_unless_complete(run: ResolvedRun, run_dir: Path, previous: RunRecord 
 
 def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, quiet: bool) -> RunRecord:
     adapter = make_adapter(run.task)
-    resume_steps = _resume_point(run_dir)
+    resume_steps = _resume_point(run_dir, run.identity())
     stats_file = get_family(adapter.task.family).stats_file
     files = RunFiles(family_stats=stats_file.name if stats_file else None)  # the record's name for it
     _trim_logs(run_dir, files, resume_steps)
@@ -203,18 +204,18 @@ def _train_cell(run: ResolvedRun, run_dir: Path, previous: RunRecord | None, qui
     return session.record
 
 
-def _resume_point(run_dir: Path) -> int:
-    """Env steps of the newest readable checkpoint the episode log covers (0: start afresh); unreadable
-    ones, and ones ahead of the episodes on disk, are set aside (renamed, never deleted)."""
+def _resume_point(run_dir: Path, identity: dict[str, Any] | None = None) -> int:
+    """Env steps of the newest sound checkpoint the episode log covers (0: start afresh); unreadable or
+    corrupt ones (another run's, given the run's ``identity``), and ones ahead of the episodes on disk, are
+    set aside (renamed, never deleted) and named."""
     remove_partial_saves(run_dir)
-    checkpoint, skipped = newest_readable_checkpoint(run_dir)
-    for path, why in skipped:
-        print(f"llmexplore run: skipped unreadable checkpoint {path.name.removeprefix(UNREADABLE_PREFIX)} "
-              f"({why}); kept as {path.name}", file=sys.stderr, flush=True)
+    checkpoint, skipped = newest_readable_checkpoint(run_dir, identity)
     ahead = _set_aside_checkpoints_ahead_of_episodes(run_dir)
     if ahead:
-        checkpoint, more = newest_readable_checkpoint(run_dir)
+        checkpoint, more = newest_readable_checkpoint(run_dir, identity)
         skipped += more
+    for path, why in skipped:
+        print(f"llmexplore run: {describe_set_aside(path, why)}", file=sys.stderr, flush=True)
     if checkpoint is not None:
         print(f"llmexplore run: resuming from {checkpoint.name} "
               f"({checkpoint_env_steps(checkpoint):,} env steps)", file=sys.stderr, flush=True)
@@ -248,8 +249,7 @@ def _set_aside_checkpoints_ahead_of_episodes(run_dir: Path) -> list[Path]:
     for path in list_checkpoints(run_dir):
         steps = checkpoint_env_steps(path)
         if steps > through:
-            aside = path.with_name(AHEAD_PREFIX + path.name)
-            path.rename(aside)
+            aside = set_aside(path, AHEAD_PREFIX)  # its digest too
             moved.append(aside)
             print(f"llmexplore run: checkpoint {path.name} ({steps:,} env steps) is ahead of the episodes "
                   f"on disk (through {through:,}); kept as {aside.name}, resuming from an earlier point",

@@ -15,14 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from llmexplore.agents.resolved_run import ResolvedRun
+from llmexplore.agents.resolved_run import OPERATIONAL, ResolvedRun
 from llmexplore.benchmarks.run.record import RECORD_FILE, RunRecord, read_record
 from llmexplore.errors import ConfigError
-
-#: fields that may change between a run and its resumption without making it another run
-OPERATIONAL = {("train", "save_every_sec"), ("train", "device"), ("train", "num_workers"), ("train", "serial"),
-               ("train", "torch_threads"), ("train", "update_thread"), ("train", "metrics_every_steps"),
-               ("train", "wandb")}
 
 
 def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
