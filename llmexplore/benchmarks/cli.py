@@ -151,7 +151,8 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
 def _leaderboard(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("runs", help="folder with run records (searched recursively)")
     p.add_argument("--out", help="where to write the files (default: <runs>/leaderboard)")
-    p.add_argument("--title", help="heading of the leaderboard (default: the folder's name)")
+    p.add_argument("--title", help="heading of the leaderboard (default: the folder's name, or its parent's for a "
+                   "folder named runs or records)")
     p.add_argument("--bootstrap", type=number_type(int, 100, 100_000), default=2000,
                    help="bootstrap resamples (100 to 100,000)")
 

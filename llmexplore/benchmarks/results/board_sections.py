@@ -180,7 +180,10 @@ def _aggregate_section(board: Board, shared_intervals: str) -> Section:
 
 def _scope_note(board: Board) -> str:
     scope = board.scope
-    text = f"Ranked over {len(scope.tasks)} task(s): {', '.join(scope.tasks)}. {SCOPE_RULE}"
+    text = f"Ranked over {len(scope.tasks)} task(s): {', '.join(scope.tasks)}."
+    if not scope.left_out and not scope.not_counted_tasks:
+        return text + " Every method ran each of them."
+    text += f" {SCOPE_RULE}"
     if scope.not_counted_tasks:
         text += " Not counted here: " + "; ".join(f"{label} on {', '.join(tasks)}"
                                                  for label, tasks in scope.not_counted_tasks.items()) + "."
