@@ -23,6 +23,10 @@ def _readme_labels() -> set[str]:
 def test_every_label_the_readme_names_is_in_a_built_leaderboard(tmp_path):
     runs = tmp_path / "runs"
     _write_runs(runs)  # two methods on NetHack score and Crafter reward-free, with published Crafter rows
+    # a method whose intrinsic return never varied: the tab:inert table
+    flat = [{"env_steps": s, "episodes": 2, "episode_return": 0.0, "intrinsic_return": 0.5, "metric": 1.0}
+            for s in (2048, 4096)]
+    _write_runs(runs / "flat", {"e3b": {"crafter:reward-free": [1.0, 2.0]}}, curve=flat)
     (runs / "broken").mkdir()
     (runs / "broken" / "run.json").write_text("{")  # listed as not counted: the tab:not-counted table
     tex = build_leaderboard(runs, tmp_path / "board", reps=100)["latex"].read_text()

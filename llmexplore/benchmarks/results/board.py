@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from llmexplore.benchmarks.results.aggregate import Collection
+from llmexplore.benchmarks.results.aggregate import Collection, Run
 from llmexplore.benchmarks.results.cross_task import AggregateScope
 
 
@@ -26,6 +26,10 @@ class Board:
     improvements: dict[str | None, pd.DataFrame] = field(default_factory=dict)
     reps: int = 2000
     images: dict[str | None, list[Path]] = field(default_factory=dict)
+    #: the runs ranked: the counted ones less the inert (inert.py)
+    runs: list[Run] = field(default_factory=list)
+    #: inert runs, each with why; shown apart, never ranked
+    inert: list[tuple[Run, str]] = field(default_factory=list)
 
     @property
     def has_aggregate(self) -> bool:

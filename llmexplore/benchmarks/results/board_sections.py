@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from llmexplore.benchmarks.results import references
-from llmexplore.benchmarks.results.aggregate import extra_column_names, normalization_notes
+from llmexplore.benchmarks.results.aggregate import Run, extra_column_names, normalization_notes
 from llmexplore.benchmarks.results.board import Board, Image, Note, Part, Reference, Section, Table
 from llmexplore.benchmarks.results.cells import (
     interval_header,
@@ -20,8 +20,9 @@ from llmexplore.benchmarks.results.cells import (
 )
 from llmexplore.benchmarks.results.cross_task import SCOPE_RULE
 from llmexplore.benchmarks.results.display import task_display_name
+from llmexplore.benchmarks.results.inert import INERT_RULE
 from llmexplore.benchmarks.results.separation import SEPARATION_RULE, Better, separated_best
-from llmexplore.benchmarks.results.statistics import interval_is_ci
+from llmexplore.benchmarks.results.statistics import interval_is_ci, mean_and_se
 from llmexplore.benchmarks.results.table_labels import table_label
 from llmexplore.envs.registry import find_family, get_task
 from llmexplore.errors import ConfigError
@@ -46,6 +47,7 @@ REWARD_FREE_NOTE = "A reward-free task gives the agent no reward, so the table h
 #: the heading and the columns of the list of runs not counted, in every output
 EXCLUDED_HEADING = "Runs not counted"
 EXCLUDED_COLUMNS = ["path", "status", "cell", "why"]
+INERT_HEADING = "Inert runs (not ranked)"
 #: per-task columns shown in every table, so a family's extra column of the same name is not repeated
 SHOWN_VALUES = ("return", "intrinsic_return")
 
@@ -135,6 +137,29 @@ def excluded_display(excluded: list[dict[str, Any]]) -> pd.DataFrame:
                         columns=EXCLUDED_COLUMNS)
 
 
+def inert_rows(inert: list[tuple[Run, str]]) -> pd.DataFrame:
+    """One row per (task, label) of inert runs: ``seeds``, the ``metric``'s ``mean`` and ``se``, and ``why``."""
+    groups: dict[tuple[str, str], list[tuple[Run, str]]] = {}
+    for run, why in inert:
+        groups.setdefault((run.task, run.label), []).append((run, why))
+    rows = []
+    for (task, label), group in sorted(groups.items()):
+        metric = group[0][0].record.metric
+        mean, se = mean_and_se([run.value(metric) for run, _ in group])
+        rows.append({"task": task, "label": label, "seeds": len(group), "metric": metric, "mean": mean, "se": se,
+                     "why": "; ".join(dict.fromkeys(why for _, why in group))})
+    return pd.DataFrame(rows, columns=["task", "label", "seeds", "metric", "mean", "se", "why"])
+
+
+def inert_display(inert: list[tuple[Run, str]]) -> pd.DataFrame:
+    """The table of inert runs: method, task, seeds, the metric's mean ± s.e., and why they are inert."""
+    rows = inert_rows(inert)
+    return pd.DataFrame({"method": rows["label"], "task": rows["task"], "seeds": [seeds_cell(n) for n in rows["seeds"]],
+                         "metric (mean ± s.e.)": [f"{m} {plus_minus(a, s)}" for m, a, s in
+                                                  zip(rows["metric"], rows["mean"], rows["se"])],
+                         "why": rows["why"]})
+
+
 def _bold(table: pd.DataFrame, labels: list[str], columns: dict[str, tuple[list[float], Better]],
           improvements: pd.DataFrame | None) -> tuple[tuple[str, int], ...]:
     """The cells to bold: per column (its points and which way is better) the separated best, if any."""
@@ -158,7 +183,11 @@ def sections(board: Board) -> list[Section]:
     """The leaderboard's content in order, independent of the output format."""
     shared = board_interval_note(board)
     out = [_aggregate_section(board, shared)] if board.has_aggregate else []
-    return out + [_task_section(board, task, shared) for task in board.tasks]
+    out += [_task_section(board, task, shared) for task in board.tasks]
+    if board.inert:
+        out.append(Section(INERT_HEADING, [Table(inert_display(board.inert), "Runs whose method contributed nothing.",
+                                                 table_label("inert")), Note(INERT_RULE)]))
+    return out
 
 
 def _aggregate_section(board: Board, shared_intervals: str) -> Section:
@@ -205,6 +234,9 @@ def _task_section(board: Board, task: str, shared_intervals: str) -> Section:
                          Note(_columns_note(board, task, list(table.columns), metric))]
     parts += [Note(n, once=shared_intervals) for n in interval_notes(list(rows["seeds"]), board.reps)]
     parts += [Note(SEPARATION_RULE, once=SEPARATION_RULE)]
+    inert = sorted({run.label for run, _ in board.inert if run.task == task})
+    if inert:
+        parts.append(Note(f"Not ranked, inert: {', '.join(inert)} (see '{INERT_HEADING}')."))
     parts += _improvement_parts(board, task, shared_intervals)
     ref = reference_display(task)
     if ref:
@@ -224,7 +256,7 @@ def _task_section(board: Board, task: str, shared_intervals: str) -> Section:
 def _columns_note(board: Board, task: str, columns: list[str], metric: str) -> str:
     """What the task table's columns count: the episodes (the records' own words), the returns, a
     reward-free task's missing return, and the family's extra columns shown."""
-    windows = sorted({r.record.final_window for r in board.found.runs if r.task == task and r.record.final_window})
+    windows = sorted({r.record.final_window for r in board.runs if r.task == task and r.record.final_window})
     text = f"{metric} and the returns: {' / '.join(windows)}. " if windows else ""
     text += f"{REWARD_FREE_NOTE} {INTRINSIC_NOTE}" if is_reward_free(task) else f"{RETURN_NOTE} {INTRINSIC_NOTE}"
     family = find_family(task.split(":", 1)[0])

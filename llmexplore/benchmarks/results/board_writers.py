@@ -8,12 +8,12 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from llmexplore.benchmarks.results import references
-from llmexplore.benchmarks.results.aggregate import Collection
 from llmexplore.benchmarks.results.board import Board, Image, Note, Reference, Section, Table, bold_cells
 from llmexplore.benchmarks.results.board_sections import (
     EXCLUDED_HEADING,
     PUBLISHED_NOTE,
     excluded_display,
+    inert_rows,
 )
 from llmexplore.benchmarks.results.cells import FEW_MARK, FEW_SEEDS
 from llmexplore.benchmarks.results.display import method_display_name
@@ -24,9 +24,11 @@ from llmexplore.benchmarks.results.table_labels import table_label
 LABEL_COLUMNS = ("method", "X", "Y")
 
 
-def counted(found: Collection) -> str:
-    """How many records count, and how many do not."""
-    return (f"{len(found.runs)} runs counted ({len(found.excluded)} not counted: incomplete or refused, "
+def counted(board: Board) -> str:
+    """How many records count, how many of those are inert, and how many do not count."""
+    found = board.found
+    inert = f"{len(board.inert)} of them inert, not ranked; " if board.inert else ""
+    return (f"{len(found.runs)} runs counted ({inert}{len(found.excluded)} not counted: incomplete or refused, "
             "listed with the reason at the end)")
 
 
@@ -56,7 +58,7 @@ def _with_bold(df: pd.DataFrame, table: Table, mark: tuple[str, str]) -> pd.Data
 def markdown(board: Board, parts_of: list[Section]) -> str:
     """leaderboard.md: the page, with the notes common to every table once at the top."""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [f"# Leaderboard: {board.title}", "", f"{counted(board.found)}; {stamp}.",
+    lines = [f"# Leaderboard: {board.title}", "", f"{counted(board)}; {stamp}.",
              _intro() + " Per-run values: scores.csv and scores.json.", ""]
     lines += [f"_{text}_\n" for text in once_notes(parts_of)]
     for section in parts_of:
@@ -95,7 +97,7 @@ def page_html(board: Board, parts_of: list[Section]) -> str:
              "td:first-child{text-align:left}.ref{color:#555}.note{color:#444;font-size:90%}"
              "img{max-width:100%}</style></head><body>",
              f"<h1>Leaderboard: {esc(board.title)}</h1>",
-             f"<p>{esc(counted(board.found))}. {esc(_intro())} Per-run values: "
+             f"<p>{esc(counted(board))}. {esc(_intro())} Per-run values: "
              "<a href='scores.csv'>scores.csv</a>, <a href='scores.json'>scores.json</a>.</p>"]
     parts += [f"<p class='note'><em>{esc(text)}</em></p>" for text in once_notes(parts_of)]
     for section in parts_of:
@@ -130,6 +132,10 @@ def leaderboard_csv(board: Board) -> str:
                          "budget": ref["budget"], "mean": row["mean"], "se": float("nan"), "spread": row["spread"],
                          "spread_kind": ref["spread"], "source": ref["source"]})
     tables = [runs, pd.DataFrame(refs)]
+    if board.inert:
+        inert = inert_rows(board.inert)
+        inert.insert(0, "kind", "inert")
+        tables.append(inert)
     if board.found.excluded:
         skipped = excluded_display(board.found.excluded).rename(columns={"path": "run_dir"})
         skipped.insert(0, "kind", "not counted")

@@ -9,7 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from llmexplore.atomic import atomic_write_text
-from llmexplore.benchmarks.results.aggregate import Collection, achievement_table, collect, per_task_table, scores_table
+from llmexplore.benchmarks.results.aggregate import (
+    Collection,
+    Run,
+    achievement_table,
+    collect,
+    per_task_table,
+    scores_table,
+)
 from llmexplore.benchmarks.results.board import Board
 from llmexplore.benchmarks.results.board_sections import EXCLUDED_HEADING, is_reward_free, sections
 from llmexplore.benchmarks.results.board_writers import latex_document_body, leaderboard_csv, markdown, page_html
@@ -17,6 +24,7 @@ from llmexplore.benchmarks.results.cells import FEW_SEEDS, band_name
 from llmexplore.benchmarks.results.comparisons import fewest_runs_per_task, improvement_table, profile_curves
 from llmexplore.benchmarks.results.cross_task import aggregate_scope, aggregate_table
 from llmexplore.benchmarks.results.curve_plots import plot_achievements, plot_curves, plot_profiles
+from llmexplore.benchmarks.results.inert import split_inert
 from llmexplore.errors import DataError
 
 #: folder names that say what a folder holds rather than whose runs they are: the default title is the
@@ -32,6 +40,10 @@ class NotCountedWarning(UserWarning):
     """Complete records the leaderboard refused (admission.py) or found twice."""
 
 
+class InertWarning(UserWarning):
+    """Runs whose method contributed nothing (inert.py): listed apart, not ranked."""
+
+
 def default_title(runs_dir: Path) -> str:
     """The folder's name, or its parent's for a folder named like GENERIC_FOLDER_NAMES."""
     path = runs_dir.resolve()
@@ -39,19 +51,27 @@ def default_title(runs_dir: Path) -> str:
 
 
 def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | None = None,
-                      reps: int = 2000) -> dict[str, Path]:
-    """Write every leaderboard file for the runs under ``runs_dir``; return their paths."""
+                      reps: int = 2000, include_inert: bool = False) -> dict[str, Path]:
+    """Write every leaderboard file for the runs under ``runs_dir``; return their paths. Inert runs
+    (inert.py) are listed apart and not ranked unless ``include_inert``."""
     runs_dir, out_dir = Path(runs_dir), Path(out_dir)
     found = collect(runs_dir)
     if not found.runs and not found.excluded:
         raise DataError(f"no run records under {runs_dir}", hint="run a grid or `llmexplore run` first")
     out_dir.mkdir(parents=True, exist_ok=True)
-    board = _board(found, title or default_title(runs_dir), reps)
+    ranked, inert = (found.runs, []) if include_inert else split_inert(found.runs)
+    board = _board(found, ranked, inert, title or default_title(runs_dir), reps)
     _warn_single_seeds(board.per_task)
     _warn_not_counted(found)
+    if inert:
+        run, why = inert[0]
+        warnings.warn(f"{len(inert)} inert run(s) not ranked, e.g. {run.path}: {why} (all of them: "
+                      "'Inert runs' in leaderboard.md; --include-inert ranks them)", InertWarning, stacklevel=2)
     _plot(board, out_dir)
     parts = sections(board)
     scores = scores_table(found.runs)
+    why_inert = {str(run.path): why for run, why in inert}
+    scores["inert"] = [why_inert.get(path, "") for path in scores["run_dir"]]
     contents = {"scores_csv": ("scores.csv", scores.to_csv(index=False)),
                 "scores_json": ("scores.json", _scores_json(scores)),
                 "markdown": ("leaderboard.md", markdown(board, parts)),
@@ -65,21 +85,21 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     return files
 
 
-def _board(found: Collection, title: str, reps: int) -> Board:
-    """Every table the files show, computed once."""
-    per_task = per_task_table(found.runs, reps=reps)
+def _board(found: Collection, runs: list[Run], inert: list[tuple[Run, str]], title: str, reps: int) -> Board:
+    """Every table the files show, computed once over the ranked ``runs``."""
+    per_task = per_task_table(runs, reps=reps)
     tasks = sorted(per_task["task"].unique()) if not per_task.empty else []
-    board = Board(title, found, per_task, aggregate_table(found.runs, reps=reps), achievement_table(found.runs),
-                  tasks, scope=aggregate_scope(found.runs), reps=reps,
-                  improvements={task: improvement_table(found.runs, task, reps=reps) for task in tasks})
+    board = Board(title, found, per_task, aggregate_table(runs, reps=reps), achievement_table(runs),
+                  tasks, scope=aggregate_scope(runs), reps=reps, runs=runs, inert=inert,
+                  improvements={task: improvement_table(runs, task, reps=reps) for task in tasks})
     if board.has_aggregate:
-        board.improvements[None] = improvement_table(found.runs, None, reps=reps)
+        board.improvements[None] = improvement_table(runs, None, reps=reps)
     return board
 
 
 def _plot(board: Board, out_dir: Path) -> None:
     """The curves, profiles and achievement bars of every task, and the profile across tasks."""
-    runs = board.found.runs
+    runs = board.runs
     for task in board.tasks:
         metric = board.per_task[board.per_task["task"] == task]["metric"].iloc[0]
         safe = task.replace(":", "-")

@@ -11,6 +11,7 @@ LABELS: dict[str, str] = {
     "improvement": "tab:pi-{task}",
     "achievements": "tab:ach-{task}",
     "published": "tab:pub-{task}",
+    "inert": "tab:inert",
     "not counted": "tab:not-counted",
 }
 
