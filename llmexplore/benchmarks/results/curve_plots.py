@@ -17,7 +17,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from llmexplore.benchmarks.results.aggregate import Run, learning_curves  # noqa: E402
 from llmexplore.benchmarks.results.statistics import interval_is_ci  # noqa: E402
 
-#: a title's characters per inch of figure width at font size 10 (DejaVu Sans averages about 0.55 em)
+#: a title's characters per inch of figure width at font size 10, taking 0.6 em a character (a little wider
+#: than DejaVu Sans's average), so a wrapped line fits
 CHARACTERS_PER_INCH_AT_10PT = 72 / (10 * 0.6)
 
 
