@@ -148,9 +148,12 @@ def _grid(p: argparse.ArgumentParser) -> Handler:
 def _leaderboard(p: argparse.ArgumentParser) -> Handler:
     p.add_argument("runs", help="folder with run records (searched recursively)")
     p.add_argument("--out", help="where to write the files (default: <runs>/leaderboard)")
-    p.add_argument("--title", help="heading of the leaderboard (default: the folder's name)")
+    p.add_argument("--title", help="heading of the leaderboard (default: the folder's name, or its parent's for a "
+                   "folder named runs or records)")
     p.add_argument("--bootstrap", type=number_type(int, 100, 100_000), default=2000,
                    help="bootstrap resamples (100 to 100,000)")
+    p.add_argument("--include-inert", action="store_true",
+                   help="rank inert runs too (a method whose intrinsic return never varied; listed apart by default)")
 
     def handle(args: argparse.Namespace) -> int:
         from llmexplore.atomic import require_output_dir
@@ -160,7 +163,7 @@ def _leaderboard(p: argparse.ArgumentParser) -> Handler:
             raise ConfigError(f"{runs} is not a folder")
         require_output_dir(args.out or runs / "leaderboard")
         files = build_leaderboard_reporting(runs, Path(args.out) if args.out else runs / "leaderboard",
-                                            title=args.title, reps=args.bootstrap)
+                                            title=args.title, reps=args.bootstrap, include_inert=args.include_inert)
         for kind, path in files.items():
             print(f"{kind}: {path}")
         return 0

@@ -96,6 +96,8 @@ class EnvFamily:
     normalization: Normalization | None = None
     #: final metrics shown as extra per-task leaderboard columns when present
     extra_columns: tuple[str, ...] = ()
+    #: final metric -> what it is, said under every leaderboard table that shows it as a column
+    column_notes: Mapping[str, str] = field(default_factory=dict)
     #: final metrics with a known range (``fnmatch`` pattern -> inclusive low, high): the leaderboard
     #: refuses a record with a value outside it (a 200% score is a damaged or tampered record)
     metric_ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)

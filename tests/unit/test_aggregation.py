@@ -68,11 +68,11 @@ def test_normalisation_uses_the_published_scores_to_two_decimals(shared_data):
 def test_every_plus_minus_says_what_it_is():
     import pandas as pd
 
-    from llmexplore.benchmarks.results.leaderboard import reference_display, task_display
+    from llmexplore.benchmarks.results.board_sections import reference_display, task_display
 
     df, _ = reference_display("crafter:reward-free")
     assert list(df.columns)[-1] == "score (mean ± s.d.)"
-    rows = pd.DataFrame({"label": ["m"], "seeds": [2], "budget": [10], "metric": ["score"], "mean": [1.0],
+    rows = pd.DataFrame({"task": ["crafter:reward"], "label": ["m"], "seeds": [2], "budget": [10], "metric": ["score"], "mean": [1.0],
                          "se": [0.1], "iqm": [1.0], "iqm_low": [0.9], "iqm_high": [1.1], "return_mean": [1.0],
                          "return_se": [0.1], "intrinsic_return_mean": [0.5], "intrinsic_return_se": [0.1]})
     table = task_display(rows)

@@ -12,7 +12,8 @@ import statistics
 import numpy as np
 import pytest
 
-from llmexplore.benchmarks.results.leaderboard import FEW_MARK, band_name, build_leaderboard
+from llmexplore.benchmarks.results.cells import FEW_MARK, band_name
+from llmexplore.benchmarks.results.leaderboard import build_leaderboard
 from llmexplore.benchmarks.results.statistics import (
     FEW_RUNS,
     aggregate_estimates,

@@ -1,5 +1,5 @@
 """LaTeX leaderboard tables, checked with a LaTeX parser (no TeX engine installs quickly here): display names,
-short captions and labels, the best value per column in bold (ties too), integers as integers, and
+short captions and labels, a separated best value in bold (never a tie), integers as integers, and
 ``\\resizebox`` only when TeX finds a table wider than the line."""
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def _rows(tabular) -> list[list[str]]:
 
 
 def test_leaderboard_latex_parses_with_display_names_short_captions_and_bold(tmp_path):
-    values = {"none": {"nethack:score": [1.0, 3.0], "crafter:reward-free": [2.0, 4.0]},
-              "rnd": {"nethack:score": [1.0, 3.0], "crafter:reward-free": [4.0, 6.0]}}  # NetHack: a tie
+    values = {"none": {"nethack:score": [1.0, 3.0], "crafter:reward-free": [1.0, 2.0, 3.0]},
+              "rnd": {"nethack:score": [1.0, 3.0], "crafter:reward-free": [7.0, 8.0, 9.0]}}  # NetHack: a tie
     _write_runs(tmp_path / "runs", values)
     tex = build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=100)["latex"].read_text()
     nodes = _parse(tex)
@@ -64,30 +64,35 @@ def test_leaderboard_latex_parses_with_display_names_short_captions_and_bold(tmp
         assert all(len(row) == columns for row in _rows(tabulars[0]))
         assert "\\ifdim\\wd0>\\linewidth\\resizebox" in text  # scaled only if wider than the line
     assert all(len(label) <= 30 and re.fullmatch(r"tab:[a-z0-9-]+", label) for label in labels)
-    assert "Crafter reward-free: score (part 1 of 2)." in captions and "Probability of improvement, NetHack score." in captions
+    assert "NetHack score: progression (part 1 of 2)." in captions
+    assert "Probability of improvement, NetHack score." in captions
 
     by_label = {label: table for label, table in zip(labels, tables)}
     # display names, never the registry's lower-case names, in the method columns
     rows = _rows(_environments(by_label["tab:crafter-reward-free"].nodelist, "tabular")[0])
     assert [r[0] for r in rows] == ["No bonus", "RND"]
-    assert rows[1][3].startswith("\\textbf{5.00") and not rows[0][3].startswith("\\textbf")
-    # a tie: both methods have the same NetHack progression, so both are bold
+    # every run of RND beats every run of No bonus: P(X > Y) is [1, 1], so RND's mean and IQM are bold
+    assert rows[1][3].startswith("\\textbf{8.00") and rows[1][4].startswith("\\textbf{8.00")
+    assert not any(cell.startswith("\\textbf") for cell in rows[0])
+    rule = "Bold: a column's best value, only where the interval of P(X $>$ Y)"
+    assert rule in by_label["tab:crafter-reward-free"].latex_verbatim()
+    # a tie is no separation: nothing bold in the NetHack table
     nethack = _rows(_environments(by_label["tab:nethack-score"].nodelist, "tabular")[0])
-    assert all(r[3].startswith("\\textbf{2.00") for r in nethack)
-    # the optimality gap: lower is better
+    assert not any(cell.startswith("\\textbf") for row in nethack for cell in row)
+    # across tasks the tie keeps P(RND > No bonus)'s interval down to 0.5: no bold either
     aggregate = _rows(_environments(by_label["tab:agg"].nodelist, "tabular")[0])
-    assert aggregate[1][-1].startswith("\\textbf{") and not aggregate[0][-1].startswith("\\textbf{")
+    assert not any(cell.startswith("\\textbf") for row in aggregate for cell in row)
     # integers as integers: the achievements table's seeds row
     achievements = _rows(_environments(by_label["tab:ach-crafter-reward-free"].nodelist, "tabular")[0])
-    assert achievements[0][0] == "seeds" and achievements[0][1].startswith("2\\textsuperscript")
+    assert achievements[0][0] == "seeds" and achievements[0][1].startswith("3\\textsuperscript")
 
 
-def test_latex_table_bolds_every_tie_and_prints_integers_as_integers():
+def test_latex_table_bolds_the_cells_it_is_given_and_prints_integers_as_integers():
     df = pd.DataFrame({"method": ["a", "b", "c"], "runs": [2.0, 3.0, 3.0], "gap": ["0.10", "0.10", "0.30"],
                        "score": ["1.00 ± 0.1", "–", "1.00 ± 0.2"]})
-    tex = latex_table(df, "Short.", "tab:x", notes=["A note."], best={"gap": "min", "score": "max"})
+    tex = latex_table(df, "Short.", "tab:x", notes=["A note."], bold={"gap": {1}})
     rows = _rows(_environments(_parse(tex), "tabular")[0])
     assert [r[1] for r in rows] == ["2", "3", "3"]
-    assert [r[2].startswith("\\textbf") for r in rows] == [True, True, False]
-    assert [r[3].startswith("\\textbf") for r in rows] == [True, False, True]
+    assert [r[2].startswith("\\textbf") for r in rows] == [False, True, False]
+    assert not any(r[3].startswith("\\textbf") for r in rows)
     assert "\\footnotesize\nA note." in tex and "\\caption{Short.}" in tex

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from llmexplore.benchmarks.results.leaderboard import MAX_LATEX_COLUMNS, FewSeedsWarning, build_leaderboard
+from llmexplore.benchmarks.results.latex import MAX_LATEX_COLUMNS
+from llmexplore.benchmarks.results.leaderboard import FewSeedsWarning, build_leaderboard
 from llmexplore.benchmarks.run.record import RunRecord
 from llmexplore.benchmarks.results.statistics import (
     performance_profile,
@@ -30,16 +31,20 @@ VALUES = {"none": {"nethack:score": [1.0, 3.0], "crafter:reward-free": [2.0, 4.0
 METRIC = {"nethack:score": "progression", "crafter:reward-free": "score"}
 
 
-def _write_runs(root, values=VALUES):
+def _write_runs(root, values=VALUES, extra_metrics=None, curve=()):
+    """Complete records of ``values`` (method -> task -> per-seed metric), with ``extra_metrics`` added and
+    ``curve`` (CurvePoint fields) as every record's learning curve."""
     for method, tasks in values.items():
         for task, seeds in tasks.items():
             for seed, value in enumerate(seeds):
                 metrics = {METRIC[task]: value, "return": 10 * value + seed, "intrinsic_return": 0.5,
-                           "score": -12.5 if task.startswith("nethack") else value}
+                           "score": -12.5 if task.startswith("nethack") else value, **(extra_metrics or {})}
                 RunRecord(status="complete", cell=f"{method}/{task}/seed{seed}",
                           spec={"method": method, "task": task, "seed": seed}, environment={}, started_at="t0",
                           updated_at="t1", budget=4096, env_steps=4096, wall_seconds=1.0, steps_per_second=1.0,
-                          metric=METRIC[task], final_metrics=metrics).write(root / method / task.replace(":", "-") / str(seed))
+                          metric=METRIC[task], final_metrics=metrics, curve=list(curve),
+                          final_window="over all training episodes within the budget",
+                          ).write(root / method / task.replace(":", "-") / str(seed))
 
 
 def _brute_force_p(x, y):

@@ -1,35 +1,37 @@
-"""From run records to per-task and cross-task tables.
+"""From run records to per-task tables, and each run's normalised score.
 
 Per task and method (row label): mean +- standard error over seeds and the IQM with a
 95% stratified-bootstrap interval of the task's benchmark metric (NetHack: BALROG
 progression; Crafter: score over all training episodes within the budget; Housekeep:
 rearrangement success, ``rearrange_success``), plus episode return and intrinsic return and the
 family's extra columns. Across tasks, each task's metric is normalised by its family's published
-reference points (``EnvFamily.normalization``) and rliable's four aggregates (IQM of all (task, seed)
-runs, median and mean of the task means, optimality gap) are taken with a bootstrap stratified by task.
+reference points (``EnvFamily.normalization``); ``cross_task.py`` takes rliable's four aggregates of
+those over the tasks the ranked methods share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
 
 from llmexplore.benchmarks.results.admission import cell_key, record_problem
 from llmexplore.benchmarks.run.record import RECORD_FILE, RunRecord, read_record
-from llmexplore.benchmarks.results.statistics import aggregate_estimates, iqm, mean_and_se, stratified_bootstrap_ci
+from llmexplore.benchmarks.results.statistics import iqm, mean_and_se, stratified_bootstrap_ci
 from llmexplore.envs.family import EnvFamily
 from llmexplore.envs.registry import families, find_family
 from llmexplore.errors import UserError
 
 
-def normalization_notes() -> list[str]:
-    """'<family> <metric>: <where the points come from>' for every family with reference points."""
+def normalization_notes(family_names: Iterable[str] | None = None) -> list[str]:
+    """'<family> <metric>: <where the points come from>' for every family with reference points, or only for
+    ``family_names`` (the families a table shows: a note about a family not in it only puzzles)."""
+    shown = None if family_names is None else set(family_names)
     return [f"{f.name} {f.normalization.metric}: {f.normalization.note}"
-            for f in families() if f.normalization is not None]
+            for f in families() if f.normalization is not None and (shown is None or f.name in shown)]
 
 
 def extra_column_names() -> set[str]:
@@ -175,27 +177,6 @@ def normalized(run: Run) -> float | None:
         return None
     low = points.low_for(run.task)
     return (run.value(run.record.metric) - low) / (points.high - low)
-
-
-def aggregate_table(runs: list[Run], reps: int = 2000) -> pd.DataFrame:
-    """Per label: rliable's aggregates of normalised scores (``iqm``, ``median``, ``mean``,
-    ``optimality_gap``, each with ``_low`` and ``_high``), bootstrap stratified by task; ``fewest_runs`` is
-    the smallest number of runs in one of its tasks, which decides what its intervals may be called."""
-    by_label: dict[str, dict[str, list[float]]] = {}
-    for run in runs:
-        value = normalized(run)
-        if value is None or np.isnan(value):
-            continue
-        by_label.setdefault(run.label, {}).setdefault(run.task, []).append(value)
-    rows = []
-    for label, tasks in sorted(by_label.items()):
-        strata = [np.array(v) for v in tasks.values()]
-        row: dict[str, Any] = {"label": label, "tasks": len(tasks), "runs": int(sum(a.size for a in strata)),
-                               "fewest_runs": int(min(a.size for a in strata))}
-        for name, (point, low, high) in aggregate_estimates(strata, reps=reps).items():
-            row.update({name: point, f"{name}_low": low, f"{name}_high": high})
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def achievement_table(runs: list[Run]) -> pd.DataFrame:

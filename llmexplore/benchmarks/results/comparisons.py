@@ -2,7 +2,8 @@
 
 Probability of improvement P(X > Y) for every pair of row labels, on each task (raw
 benchmark metric) and across tasks (mean of the per-task values over the tasks both
-labels ran), with stratified-bootstrap intervals; and performance profiles: the
+labels ran, over the aggregate's ranked methods and tasks: ``cross_task.aggregate_scope``), with
+stratified-bootstrap intervals; and performance profiles: the
 fraction of runs whose score exceeds each threshold, with bootstrap bands.
 """
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from llmexplore.benchmarks.results.aggregate import Run, normalized
+from llmexplore.benchmarks.results.cross_task import aggregate_scope
 from llmexplore.benchmarks.results.statistics import (
     performance_profile,
     performance_profile_band,
@@ -24,10 +26,13 @@ from llmexplore.benchmarks.results.statistics import (
 PROFILE_POINTS = 101
 
 
-def _values_by_label_and_task(runs: list[Run], normalise: bool) -> dict[str, dict[str, np.ndarray]]:
+def _values_by_label_and_task(runs: list[Run], task: str | None) -> dict[str, dict[str, np.ndarray]]:
+    """Label -> task -> its runs' scores: on ``task`` the raw metric; across tasks (None) the normalised
+    score of the runs the aggregate ranks, so every comparison across tasks is over the same tasks."""
+    chosen = aggregate_scope(runs).runs(runs) if task is None else [r for r in runs if r.task == task]
     out: dict[str, dict[str, list[float]]] = {}
-    for run in runs:
-        value = normalized(run) if normalise else run.value(run.record.metric)
+    for run in chosen:
+        value = normalized(run) if task is None else run.value(run.record.metric)
         if value is None or np.isnan(value):
             continue
         out.setdefault(run.label, {}).setdefault(run.task, []).append(value)
@@ -38,9 +43,10 @@ def improvement_table(runs: list[Run], task: str | None = None, reps: int = 2000
     """P(X > Y) with its interval for each pair of labels, on ``task`` or (None) across tasks.
 
     Across tasks the scores are normalised (each family's EnvFamily.normalization), which does not change
-    the per-task order, so the per-task values are the same; only tasks both labels ran count.
+    the per-task order, so the per-task values are the same; only the aggregate's ranked methods and tasks
+    count (``cross_task.aggregate_scope``).
     """
-    values = _values_by_label_and_task([r for r in runs if task is None or r.task == task], normalise=task is None)
+    values = _values_by_label_and_task(runs, task)
     rows = []
     for x, y in combinations(sorted(values), 2):
         shared = sorted(set(values[x]) & set(values[y]))
@@ -58,7 +64,7 @@ def improvement_table(runs: list[Run], task: str | None = None, reps: int = 2000
 def fewest_runs_per_task(runs: list[Run], task: str | None = None) -> int:
     """The smallest number of runs any label has on one task (``task`` or, None, all normalised tasks): what the
     bootstrap bands of the profiles may be called."""
-    values = _values_by_label_and_task([r for r in runs if task is None or r.task == task], normalise=task is None)
+    values = _values_by_label_and_task(runs, task)
     counts = [a.size for tasks in values.values() for a in tasks.values()]
     return min(counts) if counts else 0
 
@@ -69,7 +75,7 @@ def profile_curves(runs: list[Run], task: str | None = None, reps: int = 2000) -
     One threshold grid for all labels (from the lowest to the highest score seen), so the
     curves can share axes.
     """
-    values = _values_by_label_and_task([r for r in runs if task is None or r.task == task], normalise=task is None)
+    values = _values_by_label_and_task(runs, task)
     every = np.concatenate([a for tasks in values.values() for a in tasks.values()]) if values else np.array([])
     if every.size == 0:
         return {}

@@ -1,17 +1,16 @@
-"""LaTeX tables for papers: booktabs, short captions, notes under the table, the best value per column in
-bold, and ``\\resizebox`` only when TeX finds the table wider than the line."""
+"""LaTeX tables for papers: booktabs, short captions, notes under the table, the cells the leaderboard marks
+(a separated best: separation.py) in bold, and ``\\resizebox`` only when TeX finds the table wider than the
+line."""
 
 from __future__ import annotations
 
-import math
 import re
-from typing import Literal, Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import pandas as pd
 
 #: a wider table is split into parts that share the first column, so no part needs shrinking much
 MAX_LATEX_COLUMNS = 6
-Better = Literal["max", "min"]
 
 
 def latex_escape(text: str) -> str:
@@ -25,24 +24,6 @@ def latex_escape(text: str) -> str:
     return text
 
 
-def point_value(cell: object) -> float:
-    """The point estimate a displayed cell starts with ('3.00 ± 1.00', '0.020 [0.01, 0.04]†', 5), nan if none."""
-    if isinstance(cell, (int, float)) and not isinstance(cell, bool):
-        return float(cell)
-    match = re.match(r"\s*(-?[\d,]*\.?\d+)", str(cell))
-    return float(match.group(1).replace(",", "")) if match else math.nan
-
-
-def best_rows(values: Sequence[object], better: Better) -> set[int]:
-    """Rows holding the best point estimate of a column, every tied row included (as displayed)."""
-    points = [point_value(v) for v in values]
-    finite = [p for p in points if not math.isnan(p)]
-    if not finite:
-        return set()
-    best = max(finite) if better == "max" else min(finite)
-    return {i for i, p in enumerate(points) if p == best}
-
-
 def _cell(value: object) -> str:
     """A cell's text: integers as integers (a float 2.0 is '2'), everything else as displayed."""
     if isinstance(value, float) and value.is_integer():
@@ -51,12 +32,11 @@ def _cell(value: object) -> str:
 
 
 def latex_table(df: pd.DataFrame, caption: str, label: str, notes: Sequence[str] = (),
-                best: Mapping[str, Better] | None = None) -> str:
-    """One booktabs table: ``caption`` above it, ``notes`` in small type below it, the best value of each
-    column in ``best`` in bold; scaled to the line width only if TeX finds it wider than the line."""
+                bold: Mapping[str, Collection[int]] | None = None) -> str:
+    """One booktabs table: ``caption`` above it, ``notes`` in small type below it, the rows ``bold`` names for a
+    column (column -> row numbers) in bold; scaled to the line width only if TeX finds it wider than the line."""
     cols = "l" + "r" * (len(df.columns) - 1)
-    bold = {column: best_rows(list(df[column]), better) for column, better in (best or {}).items()
-            if column in df.columns}
+    bold = bold or {}
     head = " & ".join(latex_escape(str(c)) for c in df.columns)
     lines = []
     for row_number, row in enumerate(df.itertuples(index=False)):
@@ -80,7 +60,7 @@ def latex_table(df: pd.DataFrame, caption: str, label: str, notes: Sequence[str]
 
 
 def latex_tables(df: pd.DataFrame, caption: str, label: str, notes: Sequence[str] = (),
-                 best: Mapping[str, Better] | None = None) -> list[str]:
+                 bold: Mapping[str, Collection[int]] | None = None) -> list[str]:
     """One table, or several of at most MAX_LATEX_COLUMNS columns (labels ``<label>``, ``<label>-2``, ...);
     the notes go under the last part."""
     rest = list(df.columns[1:])
@@ -91,9 +71,9 @@ def latex_tables(df: pd.DataFrame, caption: str, label: str, notes: Sequence[str
         part = df[[df.columns[0], *chunk]]
         last = number == len(chunks)
         if len(chunks) == 1:
-            out.append(latex_table(part, caption, label, notes, best))
+            out.append(latex_table(part, caption, label, notes, bold))
         else:
             suffix = "" if number == 1 else f"-{number}"
             out.append(latex_table(part, f"{caption.rstrip('.')} (part {number} of {len(chunks)}).", label + suffix,
-                                   notes if last else (), best))
+                                   notes if last else (), bold))
     return out

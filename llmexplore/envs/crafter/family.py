@@ -61,6 +61,10 @@ FAMILY = EnvFamily(
         "random agent 1.55 -> 0, human experts 50.53 -> 1 (Crafter's score of each seed of the published "
         "agents, averaged over 5 seeds; the scoreboard rounds them to 1.6 and 50.5)"),
     extra_columns=("achievements_unlocked", "reward"),
+    column_notes={"achievements_unlocked": "achievements unlocked at least once in an episode",
+                  "reward": "Crafter's own reward summed over an episode (+1 per achievement unlocked, 0.1 per "
+                            "health point gained or lost), recorded on every task, also where the agent is not "
+                            "given it (reward-free)"},
     metric_ranges={"score": (0.0, 100.0), "success_*": (0.0, 100.0),
                    "achievements_unlocked": (0.0, float(len(ACHIEVEMENTS)))},
     achievements=ACHIEVEMENTS,
