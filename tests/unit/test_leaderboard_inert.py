@@ -67,3 +67,22 @@ def test_the_rule_reads_the_whole_curve_and_the_end():
     assert inert_reason(_record([None, None], 0.0)) is None  # nothing to judge by
     assert inert_reason(_record([0.0, 0.0], 0.0, method="none")) is None  # the baseline is meant to be so
     assert inert_reason(_record([0.0, 0.0], 0.0, int_coef=0.0)) is None  # c_int 0 by choice
+
+
+def test_a_record_s_own_check_decides_where_the_run_made_it():
+    """A record that carries the run's check over every step (benchmarks/run/inert.py) is judged by it: a
+    constant other than zero is inert too, and a varying reward is not, whatever its curve shows."""
+    from llmexplore.benchmarks.results.inert import inert_reason
+    from llmexplore.benchmarks.run.record import RunRecord
+
+    base = dict(status="complete", cell="rnd/crafter:reward-free/seed0", environment={}, started_at="t",
+                updated_at="t", budget=4096, env_steps=4096, wall_seconds=1.0, steps_per_second=1.0,
+                metric="score", spec={"method": "rnd", "task": "crafter:reward-free", "seed": 0, "int_coef": 0.5})
+    flat_curve = [{"env_steps": s, "episodes": 3, "episode_return": 1.0, "intrinsic_return": 0.0, "metric": 1.0}
+                  for s in (2048, 4096)]
+    checked_varying = RunRecord(**base, curve=flat_curve, final_metrics={"intrinsic_return": 0.0},
+                                method_metrics={"reward_int_min": 0.0, "reward_int_max": 0.3})
+    assert inert_reason(checked_varying) is None
+    constant = RunRecord(**base, inert={"constant_reward": 0.25, "env_steps": 4096, "why": "..."},
+                         method_metrics={"reward_int_min": 0.25, "reward_int_max": 0.25})
+    assert "0.25 on every step" in inert_reason(constant)
