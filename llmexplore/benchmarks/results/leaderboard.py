@@ -24,6 +24,7 @@ from llmexplore.benchmarks.results.cells import FEW_SEEDS, band_name
 from llmexplore.benchmarks.results.comparisons import fewest_runs_per_task, improvement_table, profile_curves
 from llmexplore.benchmarks.results.cross_task import aggregate_scope, aggregate_table
 from llmexplore.benchmarks.results.curve_plots import plot_achievements, plot_curves, plot_profiles
+from llmexplore.benchmarks.results.game_versions import refuse_mixed_versions
 from llmexplore.benchmarks.results.inert import split_inert
 from llmexplore.errors import DataError
 
@@ -58,6 +59,7 @@ def build_leaderboard(runs_dir: str | Path, out_dir: str | Path, title: str | No
     found = collect(runs_dir)
     if not found.runs and not found.excluded:
         raise DataError(f"no run records under {runs_dir}", hint="run a grid or `llmexplore run` first")
+    refuse_mixed_versions(found.runs)
     out_dir.mkdir(parents=True, exist_ok=True)
     ranked, inert = (found.runs, []) if include_inert else split_inert(found.runs)
     board = _board(found, ranked, inert, title or default_title(runs_dir), reps)

@@ -1,0 +1,53 @@
+"""One table, one game: records whose environment versions differ are never ranked together.
+
+Why: a new NLE (or MiniHack, or Crafter) release can change the game itself (its dungeon generation,
+messages, speed of play), so scores from two versions are two benchmarks. Likewise a row judged by the
+embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``). Records that do
+not say a version (written before it was recorded) are taken as they are; two versions a table's records
+do state are refused, naming the records of each.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from llmexplore.benchmarks.results.aggregate import Run
+from llmexplore.errors import DataError
+
+#: the record's environment keys naming the game's own packages
+GAME_KEYS = ("nle", "minihack", "crafter")
+#: the record's environment key naming the embedded oracle's rules version (one per table row)
+ORACLE_KEY = "oracle_rules_version"
+
+
+def version_conflicts(runs: Iterable[Run]) -> list[str]:
+    """A sentence per task whose records state two versions of one game package, and per row (label, task)
+    whose records state two oracle rules versions; empty when every table is one game."""
+    by_task: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    by_row: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        environment, spec = run.record.environment, run.record.spec
+        for key in GAME_KEYS:
+            if environment.get(key) is not None:
+                by_task[(spec.task, key)][str(environment[key])].append(str(run.path))
+        if environment.get(ORACLE_KEY) is not None:
+            by_row[(f"{spec.label or spec.method} on {spec.task}", ORACLE_KEY)][str(environment[ORACLE_KEY])].append(
+                str(run.path))
+    problems = []
+    for (where, key), versions in [*by_task.items(), *by_row.items()]:
+        if len(versions) > 1:
+            listed = "; ".join(f"{key} {version}: {', '.join(sorted(paths)[:3])}"
+                               + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+                               for version, paths in sorted(versions.items()))
+            problems.append(f"{where} mixes {len(versions)} versions of {key} ({listed})")
+    return problems
+
+
+def refuse_mixed_versions(runs: Iterable[Run]) -> None:
+    """Raise a DataError naming the records when a table would mix versions of one game or oracle."""
+    problems = version_conflicts(runs)
+    if problems:
+        raise DataError("these records cannot share a table: " + " | ".join(problems),
+                        hint="a new version can change the game (or the oracle's answers): build one leaderboard "
+                             "per version, with each version's records under a folder of their own")

@@ -1,0 +1,50 @@
+"""A leaderboard never ranks two versions of a game together (issues 50 and 53): an NLE upgrade changes
+NetHack itself, and an oracle rules version changes what an LM-guided row was judged by."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from llmexplore.benchmarks.results.leaderboard import build_leaderboard
+from llmexplore.errors import DataError
+
+NETHACK = Path(__file__).resolve().parents[2] / "results" / "nethack-1m" / "records"
+
+
+def _copy(tmp_path: Path, method: str, seed: int, **environment: str) -> Path:
+    source = NETHACK / method / "nethack-score" / f"seed{seed}" / "run.json"
+    target = tmp_path / "runs" / method / f"seed{seed}" / "run.json"
+    target.parent.mkdir(parents=True)
+    record = json.loads(source.read_text())
+    record["environment"].update(environment)
+    target.write_text(json.dumps(record))
+    return target.parent
+
+
+def test_two_nle_versions_in_one_table_are_refused_naming_the_records(tmp_path):
+    old = _copy(tmp_path, "none", 0, nle="1.0.0")
+    new = _copy(tmp_path, "none", 1, nle="1.3.0")
+    _copy(tmp_path, "rnd", 0)  # a record that does not say its version is taken as it is
+    with pytest.raises(DataError) as caught:
+        build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)
+    message = str(caught.value)
+    assert "nethack:score mixes 2 versions of nle" in message and str(old) in message and str(new) in message
+
+
+def test_one_row_judged_by_two_oracle_rule_versions_is_refused(tmp_path):
+    _copy(tmp_path, "oni-retrieval", 0, oracle_rules_version="4")
+    _copy(tmp_path, "oni-retrieval", 1, oracle_rules_version="5")
+    with pytest.raises(DataError, match="oni-retrieval on nethack:score mixes 2 versions of oracle_rules_version"):
+        build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)
+
+
+def test_one_version_throughout_builds(tmp_path):
+    for seed in (0, 1):
+        _copy(tmp_path, "none", seed, nle="1.0.0")
+        _copy(tmp_path, "oni-retrieval", seed, nle="1.0.0", oracle_rules_version="5")
+    shutil.rmtree(tmp_path / "board", ignore_errors=True)
+    assert build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)["markdown"].exists()
