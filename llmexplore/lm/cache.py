@@ -26,13 +26,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import sqlite3
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import MEMORY_CACHE, SamplingParams
@@ -86,6 +87,34 @@ def cache_key(namespace: str, params_text: str, prompt: str, prefix: "hashlib._H
     return h.digest()
 
 
+def _while_busy(step: Callable[[], None], deadline: float) -> None:
+    """Run ``step``, again while SQLite says the file is locked, until ``deadline`` (``time.monotonic``).
+
+    SQLite's busy timeout does not cover every wait: a connection that has read the file and then needs
+    to write it (switching a new file to WAL while another process creates it too, measured: 3 of 200
+    pairs of processes opening one new cache) is refused at once, as waiting could deadlock. It has let
+    go of the file when the statement fails, so trying again is safe: the other process finishes first.
+    """
+    pause = 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause * (0.5 + random.random()))  # jittered, so two waiting processes do not collide again
+        pause = min(pause * 2, 0.2)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds the file (SQLITE_BUSY or SQLITE_LOCKED)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 def _encode_logprobs(logprobs: Sequence[TokenLogprob] | None) -> str | None:
     return None if logprobs is None else json.dumps([t.to_json() for t in logprobs])
 
@@ -137,18 +166,22 @@ class LMCache:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
-            if self.path != MEMORY_CACHE:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: process crashes lose nothing
-                # each checkpoint syncs the file: one per ~40 MB of answers instead of per ~4 MB (the default)
-                # took a third off the cost of storing an answer; readers are unaffected at this size
-                conn.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
-            conn.executescript(_SCHEMA)
-            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            _while_busy(lambda: self._set_up(conn), time.monotonic() + self.busy_timeout_s)
         except sqlite3.DatabaseError as exc:
             raise self._unusable(exc, "cannot be opened") from None
         self._conn, self._pid = conn, os.getpid()
         return conn
+
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        """WAL mode, the tables and the schema row: each a no-op on a cache another process set up."""
+        if self.path != MEMORY_CACHE:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: process crashes lose nothing
+            # each checkpoint syncs the file: one per ~40 MB of answers instead of per ~4 MB (the default)
+            # took a third off the cost of storing an answer; readers are unaffected at this size
+            conn.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
     def _unusable(self, exc: sqlite3.DatabaseError, what: str) -> Exception:
         """The clear error for a cache file SQLite refuses: corrupt files are offered to be moved aside."""

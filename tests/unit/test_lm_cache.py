@@ -102,6 +102,44 @@ def test_several_processes_share_one_cache(tmp_path: Path):
     assert cache._connect().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+
+def test_opening_a_new_cache_another_process_is_creating_waits_instead_of_database_is_locked(tmp_path: Path):
+    """Two `lm annotate` chunks started together both open the dataset's new cache: while one holds its
+    first write, the other's switch to WAL used to fail at once with "database is locked" (SQLite's busy
+    timeout does not cover it). The other opener here is a plain SQLite connection in that state."""
+    import sqlite3
+    import threading
+    import time
+
+    path = tmp_path / "new.sqlite3"
+    first = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    first.execute("CREATE TABLE started (x)")
+    first.execute("BEGIN IMMEDIATE")  # the first process is still creating the file
+    threading.Timer(0.5, lambda: first.execute("COMMIT")).start()
+    t0 = time.monotonic()
+    cache = LMCache(path, busy_timeout_s=30)
+    assert time.monotonic() - t0 >= 0.4  # it waited for the other process
+    cache.put_many("m", [(b"k" * 16, Completion("answer", "stop"))])
+    assert cache.get(b"k" * 16).text == "answer"
+    assert cache._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    cache.close()
+    first.close()
+
+
+def test_a_cache_held_past_its_busy_timeout_is_one_clear_error(tmp_path: Path):
+    import sqlite3
+
+    from llmexplore.errors import DataError
+
+    path = tmp_path / "held.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE started (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(DataError, match="another process holds it"):
+        LMCache(path, busy_timeout_s=0.3)
+    holder.execute("COMMIT")
+    holder.close()
+
 # -- what the key holds: every setting that changes an answer ------------------------------------------
 def test_the_oracle_keeps_its_plain_namespace_so_existing_caches_stay_valid(tmp_path: Path):
     """The oracle's model id carries its rule version and noise, and nothing else changes its answers:
