@@ -10,7 +10,6 @@ its prompt is asked again. Rows written before digests existed (``digest`` NULL)
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import time
 from typing import Sequence
@@ -26,9 +25,10 @@ _COLUMNS = "id, key, model, text, finish, logprobs, created, digest"
 
 
 def row_digest(key: bytes, model: str, text: str, finish: str | None, logprobs: str | None) -> bytes:
-    """The 16-byte digest of one stored answer (its fields as one JSON list: no two rows read alike)."""
-    fields = json.dumps([key.hex(), model, text, finish, logprobs], ensure_ascii=False)
-    return hashlib.blake2b(fields.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """The 16-byte digest of one stored answer: its fields joined by NUL, a missing one as \\x01 (an edit
+    cannot make one field into another by accident). Read on every cache hit, so one string, one hash."""
+    fields = "\0".join((model, text, "\1" if finish is None else finish, "\1" if logprobs is None else logprobs))
+    return hashlib.blake2b(key + fields.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def row_is_sound(key: bytes, model: str, text: str, finish: str | None, logprobs: str | None,
