@@ -96,3 +96,24 @@ def test_an_unchanged_dataset_opens_and_labels_written_later_are_not_digested(tm
     del labels
     again = open_pair_dataset(tmp_path / "ds")
     assert np.asarray(again.labels("a_msg_defaultgoal_default"))[:5].tolist() == [0] * 5
+
+
+def test_a_label_file_created_by_another_chunk_meanwhile_is_never_replaced(tmp_path: Path, monkeypatch):
+    """Two annotation chunks started together both find no label file; the one that creates it second must
+    use the first's: replacing it would send the first chunk's labels into a file nobody reads."""
+    ds = make_dataset(tmp_path / "ds", make_pairs(40, seed=7))
+    name = "a_msg_defaultgoal_default"
+    first = ds.open_labels(name)  # the first chunk: created the file and labels its slice
+    first[:10] = 0
+    path = ds.preference_path(name)
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda self: False if self == path else real_exists(self))
+    second = open_pair_dataset(tmp_path / "ds").open_labels(name)  # checked just before the first created it
+    monkeypatch.undo()
+    second[30:] = 1
+    first.flush()
+    second.flush()
+    del first, second
+    labels = np.asarray(open_pair_dataset(tmp_path / "ds").labels(name))
+    assert labels[:10].tolist() == [0] * 10 and labels[30:].tolist() == [1] * 10  # the old code lost the first
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary file left

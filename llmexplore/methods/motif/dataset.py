@@ -121,21 +121,37 @@ class PairDataset:
         return labels
 
     def open_labels(self, name: str) -> np.memmap:
-        """Writable labels, created filled with 'unknown' (3) if absent; flush() to persist."""
+        """Writable labels, created filled with 'unknown' (3) if absent; flush() to persist. Several
+        processes may open one label file at once (annotation chunks): exactly one creates it."""
         path = self.preference_path(name)
         self.preference_dir.mkdir(parents=True, exist_ok=True)
         if not path.exists():
-            tmp = path.with_name(f".{path.name}{_TMP}")  # never listed as an annotation, even after a crash
-            array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(len(self),))
-            array[:] = LABEL_UNKNOWN
-            array.flush()
-            del array
-            with open(tmp, "rb+") as fh:  # the rename must not land before the data
-                os.fsync(fh.fileno())
-            tmp.replace(path)
+            _create_labels(path, len(self))
         labels = np.load(path, mmap_mode="r+")
         _check_labels(path, labels, len(self))
         return labels
+
+
+def _create_labels(path: Path, n: int) -> None:
+    """Write an all-unknown label file under a name of this process, then link it into place unless another
+    process got there first: a label file is never replaced, since a chunk that already opened it would go on
+    writing its labels into a file nobody reads."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{_TMP}")  # never listed as an annotation, even after a crash
+    array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(n,))
+    array[:] = LABEL_UNKNOWN
+    array.flush()
+    del array
+    with open(tmp, "rb+") as fh:  # the link must not land before the data
+        os.fsync(fh.fileno())
+    try:
+        os.link(tmp, path)  # fails, replacing nothing, when the file exists
+    except FileExistsError:
+        pass  # another chunk created it first: use that one
+    except OSError:  # a file system without hard links: the old way, replacing only a file not there yet
+        if not path.exists():
+            tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _check_labels(path: Path, labels: np.ndarray, n: int) -> None:
