@@ -16,18 +16,26 @@ import pytest
 from llmexplore.cli import main
 from llmexplore.errors import DataError
 from llmexplore.methods.motif.dataset import DIGEST_FILE, open_pair_dataset
-from llmexplore.methods.motif.dataset_lock import lock_path
+from llmexplore.methods.motif.folder_lock import lock_path
 from tests.helpers.pairs import make_dataset, make_pairs
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 HOLD = """
 import sys
-from llmexplore.methods.motif.dataset_lock import dataset_writer
-with dataset_writer(sys.argv[1]):
+from llmexplore.methods.motif.folder_lock import folder_writer
+with folder_writer(sys.argv[1], sys.argv[2], "done"):
     print("held", flush=True)
     sys.stdin.readline()
 """
+
+
+def _hold(out: Path, command: str) -> subprocess.Popen:
+    """Another process writing ``out`` as ``command`` does, until told to stop."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out), command], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=ENV)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
 
 
 def _collect(out: Path) -> list[str]:
@@ -37,13 +45,11 @@ def _collect(out: Path) -> list[str]:
 
 def test_a_collection_into_a_folder_another_is_writing_is_refused_naming_it(tmp_path: Path, capsys):
     out = tmp_path / "ds"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, env=ENV)
+    holder = _hold(out, "motif collect")
     try:
-        assert holder.stdout.readline().strip() == "held"
         assert main(["motif", "collect", "--pairs", "4", "--envs", "1", "--out", str(out)]) == 2
         err = capsys.readouterr().err
-        assert f"another `motif collect` is writing a pair dataset to {out}: process {holder.pid}" in err
+        assert f"another `motif collect` is writing to {out}: process {holder.pid}" in err
         assert not out.exists()  # nothing written beside the holder's work
     finally:
         holder.communicate("done\n", timeout=30)
@@ -60,7 +66,7 @@ def test_two_collections_started_together_one_dataset_one_clear_refusal(tmp_path
     for code, stdout, stderr in results:
         assert "Traceback" not in stderr and "Error:" not in stderr, stderr
         if code == 2:
-            assert "another `motif collect` is writing" in stderr or "already holds a pair dataset" in stderr
+            assert "another `motif collect` is writing to" in stderr or "already holds a pair dataset" in stderr
         else:
             assert json.loads(stdout.strip().splitlines()[-1])["pairs"] == 300
     assert len(open_pair_dataset(out)) == 300
@@ -117,3 +123,24 @@ def test_a_label_file_created_by_another_chunk_meanwhile_is_never_replaced(tmp_p
     labels = np.asarray(open_pair_dataset(tmp_path / "ds").labels(name))
     assert labels[:10].tolist() == [0] * 10 and labels[30:].tolist() == [1] * 10  # the old code lost the first
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary file left
+
+
+def test_a_reward_model_training_into_a_folder_another_is_writing_is_refused_naming_it(tmp_path: Path, capsys):
+    from llmexplore.lm.cache import CachedLM, LMCache
+    from llmexplore.lm.oracle import OracleLM
+    from llmexplore.methods.motif.annotate import annotate_pairs
+
+    ds = make_dataset(tmp_path / "ds", make_pairs(200, seed=9))
+    report = annotate_pairs(ds, CachedLM(OracleLM(), LMCache()), annotator="o")
+    annotation = Path(report.labels_file).stem
+    out = tmp_path / "reward"
+    args = ["motif", "train-reward", "--dataset", str(tmp_path / "ds"), "--annotation", annotation, "--out", str(out),
+            "--epochs", "1", "--batch-size", "64"]
+    holder = _hold(out, "motif train-reward")
+    try:
+        assert main(args) == 2  # the old code trained into the folder beside the other
+        assert f"another `motif train-reward` is writing to {out}: process {holder.pid}" in capsys.readouterr().err
+        assert not out.exists()
+    finally:
+        holder.communicate("done\n", timeout=30)
+    assert main(args) == 0 and not lock_path(out).exists()

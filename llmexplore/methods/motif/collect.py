@@ -25,7 +25,7 @@ from nle import nethack
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError
 from llmexplore.methods.motif.dataset import PairDataset, write_pair_dataset
-from llmexplore.methods.motif.dataset_lock import dataset_writer
+from llmexplore.methods.motif.folder_lock import folder_writer
 
 DATA_KEYS = ("message", "blstats", "tty_chars", "tty_colors")
 #: info arrays: name -> blstats index
@@ -106,7 +106,7 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     """Roll out ``policy`` (default: uniform random) until 2 x ``pairs`` observations are kept.
 
     The output folder is held from before the rollouts until the dataset is in place
-    (``dataset_writer``): a second collection into it is refused at once, naming the first."""
+    (``folder_writer``): a second collection into it is refused at once, naming the first."""
     spec = get_task(task)
     if not set(DATA_KEYS[:2]) <= set(make_adapter(spec).obs_keys):
         raise ConfigError(f"motif collect needs a NetHack task (NetHack's message and bottom-line stats: a nethack "
@@ -120,7 +120,7 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     policy = policy or RandomPolicy(spec.name, seed)
     if policy.task != spec.name:
         raise ConfigError(f"the collection policy plays '{policy.task}', but the dataset is for '{spec.name}'")
-    with dataset_writer(out):
+    with folder_writer(out, "motif collect", "data"):
         _check_out(out)  # a collection that held the folder until just now may have filled it
         data, stats = _roll_out(policy, 2 * pairs, seed, num_envs, progress)
         arrays = {k: v.reshape(pairs, 2, *v.shape[1:]) for k, v in data.items()}

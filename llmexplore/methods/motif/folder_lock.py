@@ -1,12 +1,13 @@
-"""One writer per pair-dataset folder: ``motif collect`` holds a lock that names its holder.
+"""One writer per Motif output folder: ``motif collect`` and ``motif train-reward`` hold a lock naming them.
 
 Two collections into one ``--out`` would share the temporary folder the dataset is written into
 (one removing the other's arrays as a crashed write's leftovers) and the second would open a
-half-written dataset. The first holds ``.<name>.lock`` beside the dataset (``fcntl.flock``, dropped
-by the kernel however the holder ends, so a stale file blocks nobody) from before its rollouts
-until the dataset is in place; a second is refused at once, naming the first. The lock file is
-removed once the dataset is written (a later collection is refused by the dataset itself; one that
-opened the file just before sees the dataset as soon as it holds the lock).
+half-written dataset; two reward-model trainings would write one folder's checkpoints in turn. The
+first holds ``.<name>.lock`` beside the folder (``fcntl.flock``, dropped by the kernel however the
+holder ends, so a stale file blocks nobody) from before its work until its result is in place; a
+second is refused at once, naming the first. The lock file is removed once the result is written (a
+later writer is refused by the result itself; one that opened the file just before sees the result
+as soon as it holds the lock, as the callers check again under the lock).
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from llmexplore.errors import ConfigError
 
 
 def lock_path(root: Path) -> Path:
-    """The lock file of dataset folder ``root``: hidden, beside it (the folder itself must stay empty)."""
+    """The lock file of output folder ``root``: hidden, beside it (a dataset folder must stay empty)."""
     return root.with_name(f".{root.name}.lock")
 
 
 @contextmanager
-def dataset_writer(root: str | Path) -> Iterator[None]:
-    """Hold the dataset folder ``root`` for writing, or raise ConfigError naming the process that does."""
+def folder_writer(root: str | Path, command: str, result: str) -> Iterator[None]:
+    """Hold the output folder ``root`` for writing, or raise ConfigError naming the process that does.
+    ``command`` names the writer (``motif collect``), ``result`` the file or folder inside ``root`` whose
+    presence means the work is done (then the lock file goes)."""
     import fcntl
 
     root = Path(root)
@@ -46,16 +49,16 @@ def dataset_writer(root: str | Path) -> Iterator[None]:
         except BlockingIOError:
             holder = _read_holder(fd)
             raise ConfigError(
-                f"another `motif collect` is writing a pair dataset to {root}: process {holder.get('pid', '?')} "
+                f"another `{command}` is writing to {root}: process {holder.get('pid', '?')} "
                 f"on host {holder.get('host', '?')} (since {holder.get('since', '?')})",
-                hint="wait for it and use its dataset, or choose another --out") from None
+                hint="wait for it and use what it writes, or choose another --out") from None
         except OSError:  # a file system without locks: nothing to guard with, as before
             pass
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                                   "since": time.strftime("%Y-%m-%d %H:%M:%S")}).encode(), 0)
         yield
-        if (root / "data").exists():  # written: any later writer is refused by the dataset itself
+        if (root / result).exists():  # written: any later writer is refused by the result itself
             path.unlink(missing_ok=True)
     finally:
         os.close(fd)  # drops the lock
