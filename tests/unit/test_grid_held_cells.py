@@ -161,3 +161,4 @@ def test_a_holder_that_stops_before_the_end_leaves_the_cell_to_the_grid(tmp_path
     assert backend.started == [grid.cells[0].id]  # not started while held, started once free
     assert row["status"] == "complete" and row["attempts"] == 1
     assert [h.get("status") for h in row["history"]] == ["pending", "complete"]
+    assert row["held_by"] is None and f"process {holder.proc.pid}" in row["history"][0]["held_by"]

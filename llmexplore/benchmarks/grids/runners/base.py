@@ -119,7 +119,7 @@ class CellState:
     error: str | None = None
     log_tail: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
-    #: who holds the cell's folder while it is held, in words
+    #: who holds the cell's folder while it is held (and who completed it, when elsewhere), in words
     held_by: str | None = None
 
 
@@ -249,6 +249,8 @@ class GridRunner:
             state.history.append({"status": state.status, "held_by": state.held_by})
             self.view.note(f"cell {state.cell.id}: {state.held_by} "
                            + ("completed it" if complete else "stopped before the end; this grid continues it"))
+            if not complete:
+                state.held_by = None  # this grid's own from now on (the history keeps who held it)
             changed = True
         if changed:
             self._write_summary()
