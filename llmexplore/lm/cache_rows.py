@@ -22,6 +22,8 @@ CREATE TABLE IF NOT EXISTS set_aside (
 );
 """
 _COLUMNS = "id, key, model, text, finish, logprobs, created, digest"
+#: keys per statement: SQLite's default limit on bound variables is 32766
+_CHUNK = 900
 
 
 def row_digest(key: bytes, model: str, text: str, finish: str | None, logprobs: str | None) -> bytes:
@@ -51,12 +53,15 @@ def add_digest_column(conn: sqlite3.Connection) -> None:
 
 def set_aside(conn: sqlite3.Connection, keys: Sequence[bytes]) -> None:
     """Move the rows of ``keys`` from ``completions`` to ``set_aside``, in one transaction."""
-    marks = ",".join("?" * len(keys))
+    moved = time.time()
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute(f"INSERT INTO set_aside ({_COLUMNS}, moved) SELECT {_COLUMNS}, ? FROM completions "
-                     f"WHERE key IN ({marks})", (time.time(), *keys))
-        conn.execute(f"DELETE FROM completions WHERE key IN ({marks})", tuple(keys))
+        for start in range(0, len(keys), _CHUNK):
+            part = tuple(keys[start:start + _CHUNK])
+            marks = ",".join("?" * len(part))
+            conn.execute(f"INSERT INTO set_aside ({_COLUMNS}, moved) SELECT {_COLUMNS}, ? FROM completions "
+                         f"WHERE key IN ({marks})", (moved, *part))
+            conn.execute(f"DELETE FROM completions WHERE key IN ({marks})", part)
         conn.execute("COMMIT")
     except BaseException:
         try:
