@@ -24,7 +24,7 @@ ENV = dict(os.environ, PYTHONPATH=str(REPO))
 HOLD = """
 import sys
 from llmexplore.methods.motif.folder_lock import folder_writer
-with folder_writer(sys.argv[1], sys.argv[2], "done"):
+with folder_writer(sys.argv[1], sys.argv[2]):
     print("held", flush=True)
     sys.stdin.readline()
 """

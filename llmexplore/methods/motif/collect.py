@@ -120,7 +120,7 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     policy = policy or RandomPolicy(spec.name, seed)
     if policy.task != spec.name:
         raise ConfigError(f"the collection policy plays '{policy.task}', but the dataset is for '{spec.name}'")
-    with folder_writer(out, "motif collect", "data"):
+    with folder_writer(out, "motif collect"):
         _check_out(out)  # a collection that held the folder until just now may have filled it
         data, stats = _roll_out(policy, 2 * pairs, seed, num_envs, progress)
         arrays = {k: v.reshape(pairs, 2, *v.shape[1:]) for k, v in data.items()}

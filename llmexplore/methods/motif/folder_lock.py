@@ -5,9 +5,8 @@ Two collections into one ``--out`` would share the temporary folder the dataset 
 half-written dataset; two reward-model trainings would write one folder's checkpoints in turn. The
 first holds ``.<name>.lock`` beside the folder (``fcntl.flock``, dropped by the kernel however the
 holder ends, so a stale file blocks nobody) from before its work until its result is in place; a
-second is refused at once, naming the first. The lock file is removed once the result is written (a
-later writer is refused by the result itself; one that opened the file just before sees the result
-as soon as it holds the lock, as the callers check again under the lock).
+second is refused at once, naming the first. The holder removes the lock file before letting go, so
+none is left beside the folder; a process that opened it just before takes the new one instead.
 """
 
 from __future__ import annotations
@@ -29,39 +28,56 @@ def lock_path(root: Path) -> Path:
 
 
 @contextmanager
-def folder_writer(root: str | Path, command: str, result: str) -> Iterator[None]:
-    """Hold the output folder ``root`` for writing, or raise ConfigError naming the process that does.
-    ``command`` names the writer (``motif collect``), ``result`` the file or folder inside ``root`` whose
-    presence means the work is done (then the lock file goes)."""
-    import fcntl
-
+def folder_writer(root: str | Path, command: str) -> Iterator[None]:
+    """Hold the output folder ``root`` for writing, or raise ConfigError naming the process (running
+    ``command``, e.g. ``motif collect``) that does. The lock file goes when the holder lets go."""
     root = Path(root)
     path = lock_path(root)
+    fd = _locked_file(path, root, command)
     try:
-        root.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the lock file {path}: {exc.strerror or exc}",
-                          hint="choose a --out in a writable folder") from None
-    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                  "since": time.strftime("%Y-%m-%d %H:%M:%S")}).encode(), 0)
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # still held: whoever opened this file meanwhile sees it gone and retries
+        os.close(fd)  # drops the lock
+
+
+def _locked_file(path: Path, root: Path, command: str) -> int:
+    """The lock file, open and locked; ConfigError naming its holder. A file its holder removed while this
+    process waited for it is no lock any more: open the one now at ``path`` (``_is_current``)."""
+    import fcntl
+
+    while True:
+        try:
+            root.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the lock file {path}: {exc.strerror or exc}",
+                              hint="choose a --out in a writable folder") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = _read_holder(fd)
+            os.close(fd)
             raise ConfigError(
                 f"another `{command}` is writing to {root}: process {holder.get('pid', '?')} "
                 f"on host {holder.get('host', '?')} (since {holder.get('since', '?')})",
                 hint="wait for it and use what it writes, or choose another --out") from None
         except OSError:  # a file system without locks: nothing to guard with, as before
-            pass
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                  "since": time.strftime("%Y-%m-%d %H:%M:%S")}).encode(), 0)
-        yield
-        if (root / result).exists():  # written: any later writer is refused by the result itself
-            path.unlink(missing_ok=True)
-    finally:
-        os.close(fd)  # drops the lock
+            return fd
+        if _is_current(fd, path):
+            return fd
+        os.close(fd)
+
+
+def _is_current(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (its holder removes it before letting go)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except FileNotFoundError:
+        return False
 
 
 def _read_holder(fd: int) -> dict:

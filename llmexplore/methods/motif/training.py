@@ -208,7 +208,7 @@ def train_reward_model(dataset: str | Path, annotation: str, out: str | Path,
         torch.set_num_threads(options.threads)
     out = Path(out).expanduser()
     try:
-        with folder_writer(out, "motif train-reward", artifacts.MANIFEST_FILE):
+        with folder_writer(out, "motif train-reward"):
             return _train(dataset, annotation, out, options, on_epoch, on_batch)
     finally:
         torch.set_num_threads(threads)
