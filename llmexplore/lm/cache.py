@@ -15,7 +15,9 @@ the same question asked the same way:
 - the sampling parameters (``SamplingParams.cache_text``) and the prompt.
 
 A key made under other settings simply misses: rows of older key formats stay in the file,
-unread, and are asked again once. The file is SQLite in WAL mode:
+unread, and are asked again once. Each answer carries a digest checked when it is read
+(``cache_rows.py``): an edited answer is set aside, named in a warning, and asked again. The file
+is SQLite in WAL mode:
 many processes may read and write it at once, a killed process never loses a committed
 entry, and a torn write never corrupts it. Each ``LMCache`` object holds one connection
 (guarded by a lock, so threads may share it) and reopens it after a fork.
@@ -25,19 +27,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import random
 import sqlite3
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
+from llmexplore.lm.cache_rows import SET_ASIDE_SCHEMA, add_digest_column, row_digest, row_is_sound, set_aside
 from llmexplore.lm.config import MEMORY_CACHE, SamplingParams
 
 SCHEMA_VERSION = "1"
+log = logging.getLogger(__name__)
 #: SQLite's default limit on bound variables is 32766; stay well below it
 _CHUNK = 900
 #: WAL pages (4 KiB each) written between automatic checkpoints
@@ -51,7 +57,8 @@ CREATE TABLE IF NOT EXISTS completions (
     text TEXT NOT NULL,
     finish TEXT,
     logprobs TEXT,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    digest BLOB
 );
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -86,6 +93,34 @@ def cache_key(namespace: str, params_text: str, prompt: str, prefix: "hashlib._H
     return h.digest()
 
 
+def _while_busy(step: Callable[[], None], deadline: float) -> None:
+    """Run ``step``, again while SQLite says the file is locked, until ``deadline`` (``time.monotonic``).
+
+    SQLite's busy timeout does not cover every wait: a connection that has read the file and then needs
+    to write it (switching a new file to WAL while another process creates it too, measured: 3 of 200
+    pairs of processes opening one new cache) is refused at once, as waiting could deadlock. It has let
+    go of the file when the statement fails, so trying again is safe: the other process finishes first.
+    """
+    pause = 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause * (0.5 + random.random()))  # jittered, so two waiting processes do not collide again
+        pause = min(pause * 2, 0.2)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds the file (SQLITE_BUSY or SQLITE_LOCKED)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 def _encode_logprobs(logprobs: Sequence[TokenLogprob] | None) -> str | None:
     return None if logprobs is None else json.dumps([t.to_json() for t in logprobs])
 
@@ -103,10 +138,13 @@ class CacheCounters:
     hits: int = 0
     misses: int = 0
     stored: int = 0
+    #: stored answers that failed their digest: moved to the table set_aside and asked again
+    set_aside: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict, for logs and metrics."""
-        return {"lookups": self.lookups, "hits": self.hits, "misses": self.misses, "stored": self.stored}
+        return {"lookups": self.lookups, "hits": self.hits, "misses": self.misses, "stored": self.stored,
+                "set_aside": self.set_aside}
 
 
 class LMCache:
@@ -137,18 +175,23 @@ class LMCache:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
-            if self.path != MEMORY_CACHE:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: process crashes lose nothing
-                # each checkpoint syncs the file: one per ~40 MB of answers instead of per ~4 MB (the default)
-                # took a third off the cost of storing an answer; readers are unaffected at this size
-                conn.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
-            conn.executescript(_SCHEMA)
-            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            _while_busy(lambda: self._set_up(conn), time.monotonic() + self.busy_timeout_s)
         except sqlite3.DatabaseError as exc:
             raise self._unusable(exc, "cannot be opened") from None
         self._conn, self._pid = conn, os.getpid()
         return conn
+
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        """WAL mode, the tables and the schema row: each a no-op on a cache another process set up."""
+        if self.path != MEMORY_CACHE:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: process crashes lose nothing
+            # each checkpoint syncs the file: one per ~40 MB of answers instead of per ~4 MB (the default)
+            # took a third off the cost of storing an answer; readers are unaffected at this size
+            conn.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
+        conn.executescript(_SCHEMA + SET_ASIDE_SCHEMA)
+        add_digest_column(conn)  # a file of an older version
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
     def _unusable(self, exc: sqlite3.DatabaseError, what: str) -> Exception:
         """The clear error for a cache file SQLite refuses: corrupt files are offered to be moved aside."""
@@ -186,12 +229,18 @@ class LMCache:
         found: dict[bytes, Completion] = {}
         unique = list(dict.fromkeys(keys))
         with self._database() as conn:
+            bad: list[bytes] = []
             for start in range(0, len(unique), _CHUNK):
                 part = unique[start:start + _CHUNK]
                 marks = ",".join("?" * len(part))
-                for key, text, finish, lp in conn.execute(
-                        f"SELECT key, text, finish, logprobs FROM completions WHERE key IN ({marks})", part):
-                    found[key] = _decode_row(text, finish, lp)
+                for key, model, text, finish, lp, digest in conn.execute(
+                        f"SELECT key, model, text, finish, logprobs, digest FROM completions WHERE key IN ({marks})",
+                        part):
+                    if row_is_sound(key, model, text, finish, lp, digest):
+                        found[key] = _decode_row(text, finish, lp)
+                    else:
+                        bad.append(key)
+            self._set_aside(conn, bad)
             self.counters.lookups += len(keys)
             hits = sum(1 for k in keys if k in found)
             self.counters.hits += hits
@@ -199,21 +248,26 @@ class LMCache:
         return found
 
     def get(self, key: bytes) -> Completion | None:
-        """The stored completion of one key, or None."""
-        with self._database() as conn:
-            row = conn.execute(
-                "SELECT text, finish, logprobs FROM completions WHERE key = ?", (key,)).fetchone()
-            self.counters.lookups += 1
-            if row is None:
-                self.counters.misses += 1
-                return None
-            self.counters.hits += 1
-        return _decode_row(*row)
+        """The stored completion of one key, or None (also for one that failed its digest: set aside)."""
+        return self.get_many([key]).get(key)
+
+    def _set_aside(self, conn: sqlite3.Connection, keys: list[bytes]) -> None:
+        """Move answers that failed their digest out of the way, and say so naming the file."""
+        if not keys:
+            return
+        set_aside(conn, keys)
+        self.counters.set_aside += len(keys)
+        log.warning("LM cache %s: %d stored answer(s) differ from their digest (edited or damaged); moved to its "
+                    "table set_aside and asked of the model again", self.path, len(keys))
 
     def put_many(self, model: str, items: Iterable[tuple[bytes, Completion]]) -> None:
         """Store (key, completion) pairs of a model; a key stored before is kept as it was."""
         now = time.time()
-        rows = [(k, model, c.text, c.finish_reason, _encode_logprobs(c.logprobs), now) for k, c in items]
+        rows = []
+        for key, c in items:
+            logprobs = _encode_logprobs(c.logprobs)
+            rows.append((key, model, c.text, c.finish_reason, logprobs, now,
+                         row_digest(key, model, c.text, c.finish_reason, logprobs)))
         if not rows:
             return
         with self._database() as conn:
@@ -221,8 +275,8 @@ class LMCache:
             try:
                 # rows append in id order; only the small key index takes random inserts (3x faster
                 # than keying the table itself by the hash)
-                conn.executemany("INSERT OR IGNORE INTO completions (key, model, text, finish, logprobs, created) "
-                                 "VALUES (?, ?, ?, ?, ?, ?)", rows)
+                conn.executemany("INSERT OR IGNORE INTO completions (key, model, text, finish, logprobs, created, "
+                                 "digest) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 conn.execute("COMMIT")
             except BaseException:
                 try:

@@ -25,6 +25,7 @@ from typing import Any, Callable
 from llmexplore.errors import UserError, require
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import SamplingParams
+from llmexplore.lm.server_log import RequestLogger
 from llmexplore.lm.server_requests import RequestError, RequestLimits, read_echo, read_echo_from, read_request
 from llmexplore.lm.server_schedule import FairQueue, Job
 
@@ -107,8 +108,10 @@ class LMServer:
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Start in the running event loop; returns the bound port."""
         web = self.web
-        # handlers end at once when stopping (``_serve``): the HTTP server need not wait long for them
-        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0)
+        # handlers end at once when stopping (``_serve``): the HTTP server need not wait long for them; a
+        # request the HTTP parser refuses (400) is counted, not printed as a traceback (server_log.py)
+        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=2.0,
+                                     logger=RequestLogger(self.counters))
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True)
         await site.start()

@@ -102,6 +102,98 @@ def test_several_processes_share_one_cache(tmp_path: Path):
     assert cache._connect().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+
+def test_opening_a_new_cache_another_process_is_creating_waits_instead_of_database_is_locked(tmp_path: Path):
+    """Two `lm annotate` chunks started together both open the dataset's new cache: while one holds its
+    first write, the other's switch to WAL used to fail at once with "database is locked" (SQLite's busy
+    timeout does not cover it). The other opener here is a plain SQLite connection in that state."""
+    import sqlite3
+    import threading
+    import time
+
+    path = tmp_path / "new.sqlite3"
+    first = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    first.execute("CREATE TABLE started (x)")
+    first.execute("BEGIN IMMEDIATE")  # the first process is still creating the file
+    threading.Timer(0.5, lambda: first.execute("COMMIT")).start()
+    t0 = time.monotonic()
+    cache = LMCache(path, busy_timeout_s=30)
+    assert time.monotonic() - t0 >= 0.4  # it waited for the other process
+    cache.put_many("m", [(b"k" * 16, Completion("answer", "stop"))])
+    assert cache.get(b"k" * 16).text == "answer"
+    assert cache._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    cache.close()
+    first.close()
+
+
+def test_a_cache_held_past_its_busy_timeout_is_one_clear_error(tmp_path: Path):
+    import sqlite3
+
+    from llmexplore.errors import DataError
+
+    path = tmp_path / "held.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE started (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(DataError, match="another process holds it"):
+        LMCache(path, busy_timeout_s=0.3)
+    holder.execute("COMMIT")
+    holder.close()
+
+
+# -- stored answers carry a digest ------------------------------------------------------------------
+
+
+def test_an_edited_answer_is_set_aside_named_and_asked_again(tmp_path: Path, caplog):
+    import sqlite3
+
+    path = tmp_path / "c.sqlite3"
+    first = CachedLM(OracleLM(), LMCache(path))
+    prompts = ["You kill the newt!", "You see here 7 gold pieces.", "It's solid stone."]
+    answers = [c.text for c in first.generate(prompts, P)]
+    first.close()
+    with sqlite3.connect(path) as raw:  # an answer edited in the file
+        raw.execute("UPDATE completions SET text = 'Prefer the first' WHERE id = 2")  # stored in prompt order
+    backend = CountingOracle()
+    lm = CachedLM(backend, LMCache(path))
+    with caplog.at_level("WARNING"):
+        again = [c.text for c in lm.generate(prompts, P)]
+    assert again == answers  # the old code handed out 'Prefer the first'
+    assert backend.prompts_seen == [prompts[1]]  # only the edited one is asked again
+    assert f"LM cache {path}: 1 stored answer(s) differ from their digest" in caplog.text
+    assert lm.cache.counters.set_aside == 1
+    kept = lm.cache._connect().execute("SELECT text FROM set_aside").fetchall()
+    assert kept == [("Prefer the first",)]  # kept for a look, never read as an answer
+    assert lm.generate(prompts, P) and backend.prompts_seen == [prompts[1]]  # the fresh answer holds
+
+
+def test_an_answer_moved_to_another_key_fails_its_digest(tmp_path: Path):
+    import sqlite3
+
+    path = tmp_path / "c.sqlite3"
+    cache = LMCache(path)
+    cache.put_many("m", [(b"a" * 16, Completion("first")), (b"b" * 16, Completion("second"))])
+    cache.close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE completions SET key = ? WHERE key = ?", (b"c" * 16, b"a" * 16))
+    cache = LMCache(path)
+    assert cache.get(b"c" * 16) is None and cache.get(b"b" * 16).text == "second"
+
+
+def test_a_cache_file_of_an_older_version_gets_digests_and_its_rows_are_read(tmp_path: Path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as raw:  # the schema before digests
+        raw.executescript("CREATE TABLE completions (id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, model TEXT "
+                          "NOT NULL, text TEXT NOT NULL, finish TEXT, logprobs TEXT, created REAL NOT NULL);")
+        raw.execute("INSERT INTO completions (key, model, text, created) VALUES (?, 'm', 'old answer', 0)",
+                    (b"o" * 16,))
+    cache = LMCache(path)
+    assert cache.get(b"o" * 16).text == "old answer"  # no digest: read as before
+    cache.put_many("m", [(b"n" * 16, Completion("new answer"))])
+    assert cache.get(b"n" * 16).text == "new answer" and cache.counters.set_aside == 0
+
 # -- what the key holds: every setting that changes an answer ------------------------------------------
 def test_the_oracle_keeps_its_plain_namespace_so_existing_caches_stay_valid(tmp_path: Path):
     """The oracle's model id carries its rule version and noise, and nothing else changes its answers:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from llmexplore.benchmarks.run.lock import LOCK_FILE, RunFolderLock
+from llmexplore.benchmarks.run.lock import LOCK_FILE, RunFolderLock, folder_holder
 from llmexplore.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,3 +52,31 @@ def test_a_file_system_without_locks_runs_unguarded_with_a_warning(tmp_path, mon
     with caplog.at_level("WARNING"):
         RunFolderLock(tmp_path).acquire()
     assert "cannot be locked" in caplog.text
+
+
+LOOK = """
+import sys, time
+from llmexplore.benchmarks.run.lock import folder_holder
+print("looking", flush=True)
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    folder_holder(sys.argv[1])
+"""
+
+
+def test_who_holds_a_folder_is_seen_and_looking_never_refuses_a_writer(tmp_path):
+    assert folder_holder(tmp_path) is None  # never run
+    with RunFolderLock(tmp_path):
+        assert folder_holder(tmp_path)["pid"] == os.getpid()
+    assert folder_holder(tmp_path) is None  # the stale lock file names nobody
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    looker = subprocess.Popen([sys.executable, "-c", LOOK, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert looker.stdout.readline().strip() == "looking"
+        for _ in range(300):  # a grid looks while a cell takes its folder: the cell is never refused for it
+            with RunFolderLock(tmp_path):
+                pass
+    finally:
+        looker.kill()
+        looker.wait()
+        looker.stdout.close()

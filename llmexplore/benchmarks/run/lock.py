@@ -6,6 +6,10 @@ output folder) is refused with the holder's PID and host instead of interleaving
 kernel drops the lock when the holder dies, however it dies, so a stale lock file never blocks a
 rerun. Processes the holder forks (sample-factory's workers) inherit the lock and keep the folder
 locked until they exit too.
+
+Anyone may ask who holds a folder without disturbing it (``folder_holder``: a grid whose cell is
+trained by another process waits for it instead of counting a failure). The question takes a shared
+lock for an instant; ``acquire`` tells such a look from a holder and waits it out.
 """
 
 from __future__ import annotations
@@ -34,8 +38,6 @@ class RunFolderLock:
     def acquire(self) -> None:
         """Lock the folder and write this process's pid, host and start time into the lock file; ConfigError
         naming the holder when another process has it. A file system without locks: warn, run unguarded."""
-        import fcntl
-
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except IsADirectoryError:
@@ -45,13 +47,12 @@ class RunFolderLock:
             raise ConfigError(f"cannot create the run's lock file {self.path}: {exc.strerror or exc}",
                               hint="check that the run folder is writable, or choose another --out") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_exclusively(fd)
         except BlockingIOError:
             holder = _read_holder(fd)
             os.close(fd)
             raise ConfigError(
-                f"run folder {self.path.parent} is in use by process {holder.get('pid', '?')} on host "
-                f"{holder.get('host', '?')} (since {holder.get('since', '?')})",
+                f"run folder {self.path.parent} is in use by {describe_holder(holder)}",
                 hint="wait for that run to finish, or stop it (kill PID on that host) and rerun: the "
                      "rerun resumes from its last checkpoint") from None
         except OSError as exc:  # a file system without locks (some NFS set-ups): run unguarded, say so
@@ -80,6 +81,57 @@ class RunFolderLock:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.release()
+
+
+#: how long ``acquire`` waits out others only looking at who holds the folder (each looks for microseconds)
+_LOOK_WAIT_S = 2.0
+
+
+def _lock_exclusively(fd: int) -> None:
+    """``flock`` LOCK_EX without blocking; BlockingIOError when a holder has it. Shared locks are only
+    ``folder_holder`` looking: waited out, up to ``_LOOK_WAIT_S``."""
+    import fcntl
+
+    deadline = time.monotonic() + _LOOK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            try:  # a shared lock is to be had: nobody holds the folder, someone only looks
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BlockingIOError("held") from None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def folder_holder(run_dir: str | Path) -> dict | None:
+    """Who holds ``run_dir``'s lock (``{"pid", "host", "since"}``, as far as its lock file says), or None
+    when nobody does: a look that takes a shared lock for an instant and never blocks a holder."""
+    import fcntl
+
+    try:
+        fd = os.open(Path(run_dir) / LOCK_FILE, os.O_RDONLY)
+    except OSError:  # no lock file (never run) or not readable: nobody to wait for
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _read_holder(fd)
+    except OSError:  # a file system without locks: nobody can be seen holding it
+        return None
+    finally:
+        os.close(fd)  # closing drops the shared lock too
+    return None
+
+
+def describe_holder(holder: dict) -> str:
+    """``process PID on host HOST (since TIME)``: who holds a folder, in words."""
+    return (f"process {holder.get('pid', '?')} on host {holder.get('host', '?')} "
+            f"(since {holder.get('since', '?')})")
 
 
 def _read_holder(fd: int) -> dict:

@@ -25,6 +25,7 @@ from nle import nethack
 from llmexplore.envs import get_task, make_adapter
 from llmexplore.errors import ConfigError
 from llmexplore.methods.motif.dataset import PairDataset, write_pair_dataset
+from llmexplore.methods.motif.folder_lock import folder_writer
 
 DATA_KEYS = ("message", "blstats", "tty_chars", "tty_colors")
 #: info arrays: name -> blstats index
@@ -102,7 +103,10 @@ class CollectStats:
 def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_envs: int = 16,
                   policy: CollectionPolicy | None = None,
                   progress: Callable[[int, int], None] | None = None) -> tuple[PairDataset, CollectStats]:
-    """Roll out ``policy`` (default: uniform random) until 2 x ``pairs`` observations are kept."""
+    """Roll out ``policy`` (default: uniform random) until 2 x ``pairs`` observations are kept.
+
+    The output folder is held from before the rollouts until the dataset is in place
+    (``folder_writer``): a second collection into it is refused at once, naming the first."""
     spec = get_task(task)
     if not set(DATA_KEYS[:2]) <= set(make_adapter(spec).obs_keys):
         raise ConfigError(f"motif collect needs a NetHack task (NetHack's message and bottom-line stats: a nethack "
@@ -112,13 +116,33 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     if num_envs < 1:
         raise ConfigError(f"--envs must be at least 1 (got {num_envs})")
     out = Path(out)
+    _check_out(out)  # before the lock too: a finished dataset is named as such, not as a lock's holder
+    policy = policy or RandomPolicy(spec.name, seed)
+    if policy.task != spec.name:
+        raise ConfigError(f"the collection policy plays '{policy.task}', but the dataset is for '{spec.name}'")
+    with folder_writer(out, "motif collect"):
+        _check_out(out)  # a collection that held the folder until just now may have filled it
+        data, stats = _roll_out(policy, 2 * pairs, seed, num_envs, progress)
+        arrays = {k: v.reshape(pairs, 2, *v.shape[1:]) for k, v in data.items()}
+        blstats = arrays["blstats"]
+        info = {name: blstats[..., index].astype(np.int64) for name, index in INFO_FROM_BLSTATS.items()}
+        meta = {"task": spec.name, "pairs": pairs, "seed": seed, "envs": num_envs, "env_steps": stats.steps,
+                "episodes": stats.episodes, "policy": policy.describe()}
+        dataset = write_pair_dataset(out, arrays, info, meta=meta)
+    return dataset, stats
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an output folder that holds a dataset or anything else."""
     if (out / "data").exists():
         raise ConfigError(f"{out} already holds a pair dataset", hint="choose another --out or delete it")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} exists and is not an empty folder", hint="choose another --out")
-    policy = policy or RandomPolicy(spec.name, seed)
-    if policy.task != spec.name:
-        raise ConfigError(f"the collection policy plays '{policy.task}', but the dataset is for '{spec.name}'")
+
+
+def _roll_out(policy: CollectionPolicy, total: int, seed: int, num_envs: int,
+              progress: Callable[[int, int], None] | None) -> tuple[dict[str, np.ndarray], CollectStats]:
+    """Step ``num_envs`` envs in lock-step until ``total`` observations are kept, each at its random slot."""
     envs: list[gym.Env] = []
     kept = steps = episodes = 0
     try:
@@ -126,7 +150,6 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
             envs.append(policy.make_env(extra_keys=("tty_chars", "tty_colors")))
             envs[-1].unwrapped.seed_episodes(seed * _SEED_STRIDE + i)
         space = envs[0].observation_space
-        total = 2 * pairs
         data = {k: np.zeros((total, *space[k].shape), dtype=_dtype(k, space[k].dtype)) for k in DATA_KEYS}
         slots = np.random.default_rng([seed, 1]).permutation(total)  # kept observation k -> flat slot
         policy.reset(num_envs)
@@ -158,14 +181,7 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     finally:
         for env in envs:
             env.close()
-    arrays = {k: v.reshape(pairs, 2, *v.shape[1:]) for k, v in data.items()}
-    blstats = arrays["blstats"]
-    info = {name: blstats[..., index].astype(np.int64) for name, index in INFO_FROM_BLSTATS.items()}
-    stats = CollectStats(steps=steps, kept=kept, episodes=episodes)
-    meta = {"task": spec.name, "pairs": pairs, "seed": seed, "envs": num_envs, "env_steps": steps,
-            "episodes": episodes, "policy": policy.describe()}
-    dataset = write_pair_dataset(out, arrays, info, meta=meta)
-    return dataset, stats
+    return data, CollectStats(steps=steps, kept=kept, episodes=episodes)
 
 
 def _dtype(key: str, dtype: np.dtype) -> np.dtype:

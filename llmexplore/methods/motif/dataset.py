@@ -6,11 +6,17 @@
     <root>/data/tty_colors.npy   int8   (N, 2, 24, 80)    optional
     <root>/info/<key>.npy        (N, 2)                   e.g. score, turns, experience_level
     <root>/preference/<name>.npy uint8  (N,)              0 first, 1 second, 2 tie, 3 unknown
+    <root>/digests.json                                   sha256 of each data/ and info/ file (ours only)
 
 The published dataset stores a sequence axis of length 1 after the pair axis
 ((N, 2, 1, 256) ...); we accept both and present (N, 2, ...). Arrays are memory-mapped,
 so datasets larger than memory work. Preference files are named
 ``<annotator>_msg_<goal>_<version>`` as in the published dataset.
+
+A dataset we write carries the sha256 of each array it wrote (``digests.json``), checked each
+time it is opened: a flipped bit in an observation pair would otherwise be trained on silently.
+A mismatch refuses the dataset, naming the file. The published dataset has no digests; label
+files change while they are annotated and are checked for shape and range instead.
 """
 
 from __future__ import annotations
@@ -24,11 +30,14 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from llmexplore.atomic import file_sha256
 from llmexplore.errors import DataError
 from llmexplore.paths import check_name, inside
 
 #: how a dataset of ours was collected (task, seed, policy); the published dataset has none
 COLLECTION_FILE = "collection.json"
+#: sha256 of each array file a dataset of ours was written with (relative path -> hex digest)
+DIGEST_FILE = "digests.json"
 LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN = 0, 1, 2, 3
 LABELS = (LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN)
 
@@ -106,27 +115,43 @@ class PairDataset:
                             hint=f"available: {', '.join(self.preference_names()) or 'none (annotate first)'}")
         try:
             labels = np.load(path, mmap_mode="r")
-        except (ValueError, OSError) as exc:
+        except (ValueError, OSError, EOFError) as exc:  # EOFError: a truncated array
             raise DataError(f"{path}: not a readable .npy array ({exc})") from None
         _check_labels(path, labels, len(self))
         return labels
 
     def open_labels(self, name: str) -> np.memmap:
-        """Writable labels, created filled with 'unknown' (3) if absent; flush() to persist."""
+        """Writable labels, created filled with 'unknown' (3) if absent; flush() to persist. Several
+        processes may open one label file at once (annotation chunks): exactly one creates it."""
         path = self.preference_path(name)
         self.preference_dir.mkdir(parents=True, exist_ok=True)
         if not path.exists():
-            tmp = path.with_name(f".{path.name}{_TMP}")  # never listed as an annotation, even after a crash
-            array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(len(self),))
-            array[:] = LABEL_UNKNOWN
-            array.flush()
-            del array
-            with open(tmp, "rb+") as fh:  # the rename must not land before the data
-                os.fsync(fh.fileno())
-            tmp.replace(path)
+            _create_labels(path, len(self))
         labels = np.load(path, mmap_mode="r+")
         _check_labels(path, labels, len(self))
         return labels
+
+
+def _create_labels(path: Path, n: int) -> None:
+    """Write an all-unknown label file under a name of this process, then link it into place unless another
+    process got there first: a label file is never replaced, since a chunk that already opened it would go on
+    writing its labels into a file nobody reads."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{_TMP}")  # never listed as an annotation, even after a crash
+    array = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(n,))
+    array[:] = LABEL_UNKNOWN
+    array.flush()
+    del array
+    with open(tmp, "rb+") as fh:  # the link must not land before the data
+        os.fsync(fh.fileno())
+    try:
+        os.link(tmp, path)  # fails, replacing nothing, when the file exists
+    except FileExistsError:
+        pass  # another chunk created it first: use that one
+    except OSError:  # a file system without hard links: the old way, replacing only a file not there yet
+        if not path.exists():
+            tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _check_labels(path: Path, labels: np.ndarray, n: int) -> None:
@@ -167,12 +192,13 @@ def open_pair_dataset(root: str | Path, require: Sequence[str] = ("message",)) -
     for path in sorted(data_dir.glob("*.npy")):
         try:
             array = np.load(path, mmap_mode="r")
-        except (ValueError, OSError) as exc:
+        except (ValueError, OSError, EOFError) as exc:  # EOFError: a truncated array
             raise DataError(f"{path}: not a readable .npy array ({exc})") from None
         data[path.stem] = _squeeze_sequence_axis(path, array, path.stem)
     missing = [k for k in require if k not in data]
     if missing:
         raise DataError(f"{data_dir}: missing arrays {', '.join(f'{k}.npy' for k in missing)}")
+    _check_digests(root)
     n = data["message"].shape[0] if "message" in data else next(iter(data.values())).shape[0]
     for key, array in data.items():
         if array.shape[0] != n:
@@ -185,7 +211,7 @@ def open_pair_dataset(root: str | Path, require: Sequence[str] = ("message",)) -
         for path in sorted(info_dir.glob("*.npy")):
             try:
                 array = np.load(path, mmap_mode="r")
-            except (ValueError, OSError) as exc:
+            except (ValueError, OSError, EOFError) as exc:  # EOFError: a truncated array
                 raise DataError(f"{path}: not a readable .npy array ({exc})") from None
             if array.ndim >= 3 and array.shape[2] == 1:
                 array = array[:, :, 0]
@@ -215,6 +241,7 @@ def write_pair_dataset(root: str | Path, arrays: dict[str, np.ndarray], info: di
         for key, value in group.items():
             np.save(tmp / sub / f"{key}.npy", value)
     (tmp / "preference").mkdir(exist_ok=True)
+    _write_digests(tmp)
     if meta is not None:
         (tmp / COLLECTION_FILE).write_text(json.dumps(meta, indent=2) + "\n")
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -222,3 +249,35 @@ def write_pair_dataset(root: str | Path, arrays: dict[str, np.ndarray], info: di
         root.rmdir()  # an empty target folder is fine
     tmp.replace(root)
     return open_pair_dataset(root)
+
+
+def _write_digests(root: Path) -> None:
+    """Record the sha256 of every data/ and info/ array of a dataset being written."""
+    files = sorted(p.relative_to(root).as_posix() for sub in ("data", "info") for p in (root / sub).glob("*.npy"))
+    (root / DIGEST_FILE).write_text(json.dumps({"algorithm": "sha256",
+                                                "files": {name: file_sha256(root / name) for name in files}},
+                                               indent=2) + "\n")
+
+
+def _check_digests(root: Path) -> None:
+    """Refuse a dataset whose arrays differ from the digests it was written with, naming the file."""
+    path = root / DIGEST_FILE
+    if not path.exists():
+        return  # the published dataset, or one written before digests
+    try:
+        files = json.loads(path.read_text())["files"]
+        if not isinstance(files, dict):
+            raise TypeError("files is not a mapping")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: not a readable digest list ({exc})",
+                        hint="restore it from a copy, or collect the dataset again") from None
+    for name, expected in files.items():
+        file = inside(root, *str(name).split("/"), what="file named in digests.json")
+        if not file.is_file():
+            raise DataError(f"{file}: missing, but {path.name} lists it", hint="restore it from a copy, or "
+                            "collect the dataset again")
+        if file_sha256(file) != expected:
+            raise DataError(f"{file}: its content differs from the sha256 recorded in {path.name} when the dataset "
+                            "was written (damaged or edited)",
+                            hint="restore the file from a copy, or collect the dataset again (llmexplore motif "
+                                 "collect)")

@@ -40,6 +40,7 @@ from llmexplore.atomic import atomic_write_json
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.methods.motif import artifacts
 from llmexplore.methods.motif.dataset import LABEL_TIE, LABEL_UNKNOWN, open_pair_dataset
+from llmexplore.methods.motif.folder_lock import folder_writer
 from llmexplore.methods.motif.model import MESSAGE_BYTES, MotifRewardModel, non_tie_accuracy, preference_loss
 
 METRIC_COLUMNS = ("epoch", "train_loss", "train_accuracy", "val_loss", "val_accuracy", "val_score_agreement",
@@ -199,13 +200,16 @@ BatchCallback = Callable[[int, int, int], None]  # epoch, batch, batches
 def train_reward_model(dataset: str | Path, annotation: str, out: str | Path,
                        options: RewardTrainingOptions | None = None,
                        on_epoch: EpochCallback | None = None, on_batch: BatchCallback | None = None) -> dict[str, Any]:
-    """Train (or resume) and write the reward-model folder; returns the manifest."""
+    """Train (or resume) and write the reward-model folder; returns the manifest. One training writes a
+    folder at a time: a second on the same ``out`` is refused at once, naming the first (``folder_writer``)."""
     options = options or RewardTrainingOptions()
     threads = torch.get_num_threads()
     if options.threads is not None:
         torch.set_num_threads(options.threads)
+    out = Path(out).expanduser()
     try:
-        return _train(dataset, annotation, Path(out).expanduser(), options, on_epoch, on_batch)
+        with folder_writer(out, "motif train-reward"):
+            return _train(dataset, annotation, out, options, on_epoch, on_batch)
     finally:
         torch.set_num_threads(threads)
 

@@ -11,6 +11,12 @@ cell continues from its last checkpoint.
 
 Before the first cell starts, the runner asks the backend whether it can run the cells
 that are left (``check``) and checks the LM server the grid names (``lm_endpoint``).
+
+A cell whose folder another process holds (a second grid on the same output folder, a rerun by
+hand) is ``held``: someone else is training it, which is no failure. The runner waits for the
+holder; the cell is then ``elsewhere`` (complete, trained by that process) or, if the holder left
+it unfinished, the runner trains it itself from the holder's last checkpoint. Neither counts
+against the grid's exit code: only ``failed`` and ``blocked`` cells do.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import yaml
 from llmexplore.atomic import atomic_write_json, atomic_write_text, log_tail
 from llmexplore.benchmarks.grids.grid_file import Cell, Grid
 from llmexplore.benchmarks.run.folder import adopt_folder, is_complete
+from llmexplore.benchmarks.run.lock import describe_holder, folder_holder
 from llmexplore.benchmarks.run.record import read_record
 from llmexplore.benchmarks.run.spec import with_parent_checkpoint
 from llmexplore.benchmarks.grids.runners.launch import CELL_LOG
@@ -102,7 +109,9 @@ class GridBackend(ABC):
 @dataclass
 class CellState:
     cell: Cell
-    status: str = "pending"  # pending | skipped | running | complete | failed | blocked | interrupted
+    #: pending | skipped | running | complete | failed | blocked | interrupted, and held (another process
+    #: holds the cell's folder: the runner waits) | elsewhere (complete, trained by that process)
+    status: str = "pending"
     attempts: int = 0
     job: CellJob | None = None
     started: float = 0.0
@@ -110,6 +119,8 @@ class CellState:
     error: str | None = None
     log_tail: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    #: who holds the cell's folder while it is held (and who completed it, when elsewhere), in words
+    held_by: str | None = None
 
 
 class GridRunner:
@@ -142,6 +153,7 @@ class GridRunner:
             checked = True
             self._write_summary()
             while not self._finished():
+                self._check_held_cells()
                 self._start_ready_cells()
                 self._collect_finished()
                 self.view.update(self.states.values())
@@ -158,7 +170,8 @@ class GridRunner:
         return self._write_summary()
 
     def _finished(self) -> bool:
-        return all(s.status in ("skipped", "complete", "failed", "blocked") for s in self.states.values())
+        return all(s.status in ("skipped", "complete", "elsewhere", "failed", "blocked")
+                   for s in self.states.values())
 
     def _running(self) -> list[CellState]:
         return [s for s in self.states.values() if s.status == "running"]
@@ -175,8 +188,13 @@ class GridRunner:
                 if parent.status in ("failed", "blocked"):
                     state.status, state.error = "blocked", f"parent cell {parent.cell.id} failed"
                     continue
-                if parent.status not in ("complete", "skipped"):
+                if parent.status not in ("complete", "skipped", "elsewhere"):
                     continue
+            holder = folder_holder(state.cell.run_dir)
+            if holder is not None:  # another process trains it: wait, do not prepare or start it
+                self._hold(state, holder)
+                started = True  # the summary shows it
+                continue
             try:
                 prepare_cell_folder(state.cell)
             except UserError as exc:  # the folder holds another run; the parent left no checkpoint
@@ -198,15 +216,43 @@ class GridRunner:
             reason = state.job.reason
             state.seconds += time.time() - state.started
             state.job = None
+            holder = None if code == 0 else folder_holder(state.cell.run_dir)
             if _is_complete(state.cell):
                 state.status = "complete"
                 state.history.append({"attempt": state.attempts, "exit_code": code, "status": "complete"})
+            elif holder is not None:  # refused: another process took the folder first; not an attempt
+                state.history.append({"attempt": state.attempts, "exit_code": code, "status": "held"})
+                state.attempts -= 1
+                self._hold(state, holder)
             else:
                 state.error, state.log_tail = _failure_details(state.cell, code)
                 if reason:
                     state.error = f"{reason}; {state.error}"
                 state.history.append({"attempt": state.attempts, "exit_code": code, "error": state.error})
                 state.status = "pending" if state.attempts <= self.retries else "failed"
+            self._write_summary()
+
+    def _hold(self, state: CellState, holder: dict) -> None:
+        """Mark a cell as held by another process (said once on the console)."""
+        state.status, state.held_by, state.error = "held", describe_holder(holder), None
+        self.view.note(f"cell {state.cell.id}: its folder is in use by {state.held_by}; waiting for it")
+
+    def _check_held_cells(self) -> None:
+        """Held cells whose holder has let go: ``elsewhere`` when it completed them, else pending again (the
+        runner trains them itself, from the holder's last checkpoint)."""
+        changed = False
+        for state in self.states.values():
+            if state.status != "held" or folder_holder(state.cell.run_dir) is not None:
+                continue
+            complete = _is_complete(state.cell)
+            state.status = "elsewhere" if complete else "pending"
+            state.history.append({"status": state.status, "held_by": state.held_by})
+            self.view.note(f"cell {state.cell.id}: {state.held_by} "
+                           + ("completed it" if complete else "stopped before the end; this grid continues it"))
+            if not complete:
+                state.held_by = None  # this grid's own from now on (the history keeps who held it)
+            changed = True
+        if changed:
             self._write_summary()
 
     def _cancel_running(self) -> None:
@@ -231,6 +277,7 @@ class GridRunner:
                 "seconds": round(state.seconds, 1),
                 "parent": state.cell.parent_id,
                 "error": state.error,
+                "held_by": state.held_by,
                 "log_tail": state.log_tail,
                 "history": state.history,
             })
@@ -296,7 +343,7 @@ class GridView:
         counts: dict[str, int] = {}
         for s in states:
             counts[s.status] = counts.get(s.status, 0) + 1
-        done = counts.get("complete", 0) + counts.get("skipped", 0)
+        done = counts.get("complete", 0) + counts.get("skipped", 0) + counts.get("elsewhere", 0)
         finished_times = [s.seconds for s in states if s.status == "complete" and s.seconds > 0]
         running = [s for s in states if s.status == "running"]
         remaining = counts.get("pending", 0) + len(running)
@@ -304,8 +351,9 @@ class GridView:
         if finished_times and remaining:
             per_cell = sum(finished_times) / len(finished_times)
             eta = f", ETA {_fmt_seconds(per_cell * remaining / max(len(running), 1))}"
+        held = f", {counts['held']} held by another process" if counts.get("held") else ""
         line = (f"[{self.title}] {done}/{len(states)} done, {len(running)} running, "
-                f"{counts.get('failed', 0)} failed, {counts.get('pending', 0)} queued{eta}")
+                f"{counts.get('failed', 0)} failed, {counts.get('pending', 0)} queued{held}{eta}")
         if self._live is not None:
             from rich.table import Table
 
@@ -320,6 +368,15 @@ class GridView:
         elif line != self._last_line:
             self._last_line = line
             print(line, file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        """One line about one cell (a cell held by another process), above the live table or as a line."""
+        if not self.enabled:
+            return
+        if self._live is not None:
+            self._live.console.print(text)
+        else:
+            print(text, file=self.stream, flush=True)
 
     def close(self) -> None:
         """Stop the live display."""
