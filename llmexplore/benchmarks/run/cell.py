@@ -347,8 +347,8 @@ class CellSession:
                         "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         record.sessions = list(self.earlier)  # this session once: finishing may have closed it before it raised
         record.finished_at = None
-        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps, self.provenance(),
-                       max(self.start_steps, self.beat_steps))
+        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps,
+                       max(self.start_steps, self.beat_steps), environment=self.provenance())
         self._write_last(record)
 
     def _write_last(self, record: RunRecord) -> None:
@@ -366,8 +366,8 @@ class CellSession:
             record.error = {"message": result.error or "sample-factory reported a failure",
                             "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         self.beat_steps = max(self.beat_steps, result.env_steps)  # reached, should finishing still fail
-        _close_session(record, self.started_at, result.session_seconds, self.start_steps, self.provenance(),
-                       result.env_steps)
+        _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps,
+                       environment=self.provenance())
         _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
         self._write_last(record)
 
@@ -440,8 +440,8 @@ def _earlier_sessions(previous: RunRecord | None, resume_steps: int) -> list[Ses
     return out
 
 
-def _close_session(record: RunRecord, started_at: str, seconds: float, start_steps: int,
-                   environment: dict[str, Any], end_steps: int) -> None:
+def _close_session(record: RunRecord, started_at: str, seconds: float, start_steps: int, end_steps: int,
+                   environment: dict[str, Any] | None = None) -> None:
     record.sessions = [s for s in record.sessions if not (s.status == "running" and s.started_at == started_at)]
     record.sessions.append(Session(started_at=started_at, seconds=round(seconds, 3), env_steps_start=start_steps,
                                    env_steps_end=end_steps, status=record.status, environment=environment))
