@@ -127,7 +127,12 @@ class Grid:
 
 def load_grid(root: Path) -> Grid:
     """Every complete record under ``root``: one task, two seeds or more per arm, the baseline among them."""
-    paths = sorted(root.glob("*/*/seed*/run.json"))
+    if not root.is_dir():
+        raise DataError(f"{root} is not a folder", hint="pass --records the folder of the grid's records")
+    try:
+        paths = sorted(root.glob("*/*/seed*/run.json"))
+    except OSError as exc:
+        raise DataError(f"cannot list the records under {root}: {exc}") from None
     if not paths:
         raise DataError(f"no run records under {root}",
                         hint="pass --records the folder of <label>/<task>/seed<N>/run.json")

@@ -84,3 +84,8 @@ def test_committed_records_give_the_readme_row_for_oni_against_none():
 def test_load_grid_refuses_a_folder_without_records(tmp_path):
     with pytest.raises(DataError, match="no run records"):
         power.load_grid(tmp_path)
+
+
+def test_main_names_a_missing_records_folder(tmp_path, capsys):
+    assert power.main(["--records", str(tmp_path / "absent")]) == 1
+    assert "is not a folder" in capsys.readouterr().err
