@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
-from llmexplore.lm.cache_rows import SET_ASIDE_SCHEMA, add_digest_column, row_digest, row_is_sound, set_aside
+from llmexplore.lm.cache_rows import (SET_ASIDE_SCHEMA, add_digest_column, immediate_transaction, row_digest,
+                                      row_is_sound, set_aside)
 from llmexplore.lm.config import MEMORY_CACHE, SamplingParams
 
 SCHEMA_VERSION = "1"
@@ -271,19 +272,11 @@ class LMCache:
         if not rows:
             return
         with self._database() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate_transaction(conn):
                 # rows append in id order; only the small key index takes random inserts (3x faster
                 # than keying the table itself by the hash)
                 conn.executemany("INSERT OR IGNORE INTO completions (key, model, text, finish, logprobs, created, "
                                  "digest) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-                conn.execute("COMMIT")
-            except BaseException:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.DatabaseError:
-                    pass  # the error that got us here is the one to report
-                raise
             self.counters.stored += len(rows)
 
     # -- reporting -------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 #: the table failed rows are moved to: the row as it was, and when it was moved
 SET_ASIDE_SCHEMA = """
@@ -51,17 +52,12 @@ def add_digest_column(conn: sqlite3.Connection) -> None:
             raise
 
 
-def set_aside(conn: sqlite3.Connection, keys: Sequence[bytes]) -> None:
-    """Move the rows of ``keys`` from ``completions`` to ``set_aside``, in one transaction."""
-    moved = time.time()
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back when the block raises (its error is the one raised)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for start in range(0, len(keys), _CHUNK):
-            part = tuple(keys[start:start + _CHUNK])
-            marks = ",".join("?" * len(part))
-            conn.execute(f"INSERT INTO set_aside ({_COLUMNS}, moved) SELECT {_COLUMNS}, ? FROM completions "
-                         f"WHERE key IN ({marks})", (moved, *part))
-            conn.execute(f"DELETE FROM completions WHERE key IN ({marks})", part)
+        yield
         conn.execute("COMMIT")
     except BaseException:
         try:
@@ -69,3 +65,15 @@ def set_aside(conn: sqlite3.Connection, keys: Sequence[bytes]) -> None:
         except sqlite3.DatabaseError:
             pass  # the error that got us here is the one to report
         raise
+
+
+def set_aside(conn: sqlite3.Connection, keys: Sequence[bytes]) -> None:
+    """Move the rows of ``keys`` from ``completions`` to ``set_aside``, in one transaction."""
+    moved = time.time()
+    with immediate_transaction(conn):
+        for start in range(0, len(keys), _CHUNK):
+            part = tuple(keys[start:start + _CHUNK])
+            marks = ",".join("?" * len(part))
+            conn.execute(f"INSERT INTO set_aside ({_COLUMNS}, moved) SELECT {_COLUMNS}, ? FROM completions "
+                         f"WHERE key IN ({marks})", (moved, *part))
+            conn.execute(f"DELETE FROM completions WHERE key IN ({marks})", part)

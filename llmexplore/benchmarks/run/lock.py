@@ -14,15 +14,14 @@ lock for an instant; ``acquire`` tells such a look from a holder and waits it ou
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import socket
 import time
 from pathlib import Path
 from types import TracebackType
 
 from llmexplore.errors import ConfigError
+from llmexplore.lock_holders import describe_holder, read_holder, write_holder
 
 LOCK_FILE = ".run.lock"
 log = logging.getLogger(__name__)
@@ -49,7 +48,7 @@ class RunFolderLock:
         try:
             _lock_exclusively(fd)
         except BlockingIOError:
-            holder = _read_holder(fd)
+            holder = read_holder(fd)
             os.close(fd)
             raise ConfigError(
                 f"run folder {self.path.parent} is in use by {describe_holder(holder)}",
@@ -60,9 +59,7 @@ class RunFolderLock:
             log.warning("run folder %s cannot be locked (%s); a second writer would not be refused",
                         self.path.parent, exc.strerror or exc)
             return
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        write_holder(fd)
         self._fd = fd
 
     def release(self) -> None:
@@ -120,23 +117,9 @@ def folder_holder(run_dir: str | Path) -> dict | None:
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return _read_holder(fd)
+        return read_holder(fd)
     except OSError:  # a file system without locks: nobody can be seen holding it
         return None
     finally:
         os.close(fd)  # closing drops the shared lock too
     return None
-
-
-def describe_holder(holder: dict) -> str:
-    """``process PID on host HOST (since TIME)``: who holds a folder, in words."""
-    return (f"process {holder.get('pid', '?')} on host {holder.get('host', '?')} "
-            f"(since {holder.get('since', '?')})")
-
-
-def _read_holder(fd: int) -> dict:
-    try:
-        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}

@@ -11,15 +11,13 @@ none is left beside the folder; a process that opened it just before takes the n
 
 from __future__ import annotations
 
-import json
 import os
-import socket
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from llmexplore.errors import ConfigError
+from llmexplore.lock_holders import describe_holder, read_holder, write_holder
 
 
 def lock_path(root: Path) -> Path:
@@ -35,9 +33,7 @@ def folder_writer(root: str | Path, command: str) -> Iterator[None]:
     path = lock_path(root)
     fd = _locked_file(path, root, command)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                  "since": time.strftime("%Y-%m-%d %H:%M:%S")}).encode(), 0)
+        write_holder(fd)
         yield
     finally:
         path.unlink(missing_ok=True)  # still held: whoever opened this file meanwhile sees it gone and retries
@@ -59,11 +55,10 @@ def _locked_file(path: Path, root: Path, command: str) -> int:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _read_holder(fd)
+            holder = read_holder(fd)
             os.close(fd)
             raise ConfigError(
-                f"another `{command}` is writing to {root}: process {holder.get('pid', '?')} "
-                f"on host {holder.get('host', '?')} (since {holder.get('since', '?')})",
+                f"another `{command}` is writing to {root}: {describe_holder(holder)}",
                 hint="wait for it and use what it writes, or choose another --out") from None
         except OSError:  # a file system without locks: nothing to guard with, as before
             return fd
@@ -78,11 +73,3 @@ def _is_current(fd: int, path: Path) -> bool:
         return os.path.samestat(os.fstat(fd), os.stat(path))
     except FileNotFoundError:
         return False
-
-
-def _read_holder(fd: int) -> dict:
-    try:
-        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}

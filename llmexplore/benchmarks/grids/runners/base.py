@@ -34,7 +34,8 @@ import yaml
 from llmexplore.atomic import atomic_write_json, atomic_write_text, log_tail
 from llmexplore.benchmarks.grids.grid_file import Cell, Grid
 from llmexplore.benchmarks.run.folder import adopt_folder, is_complete
-from llmexplore.benchmarks.run.lock import describe_holder, folder_holder
+from llmexplore.benchmarks.run.lock import folder_holder
+from llmexplore.lock_holders import describe_holder
 from llmexplore.benchmarks.run.record import read_record
 from llmexplore.benchmarks.run.spec import with_parent_checkpoint
 from llmexplore.benchmarks.grids.runners.launch import CELL_LOG
