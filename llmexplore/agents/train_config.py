@@ -33,10 +33,10 @@ def preset_settings(family: str, preset: str) -> Mapping[str, Any]:
     """The settings a family's preset fills in; a clear error for a name the family does not offer."""
     choices = family_presets(family)
     if preset not in choices:
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import ConfigError, shown
 
         offered = f"offer preset={' or preset='.join(choices)}" if choices else "offer no preset"
-        raise ConfigError(f"train.preset '{preset}' is not available for {family} tasks",
+        raise ConfigError(f"train.preset {shown(preset)} is not available for {family} tasks",
                           hint=f"{family} tasks {offered}")
     return choices[preset]
 
@@ -47,9 +47,9 @@ def network_encoder(family: str, network: str) -> str:
 
     choices = get_family(family).networks
     if network not in choices:
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import ConfigError, shown
 
-        raise ConfigError(f"train.network '{network}' is not available for {family} tasks",
+        raise ConfigError(f"train.network {shown(network)} is not available for {family} tasks",
                           hint=f"{family} tasks offer network={' or network='.join(choices)}")
     return choices[network].name
 

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown, validation_problems
 from llmexplore.methods.base import IntrinsicReward, MethodOptions
 
 ENTRY_POINT_GROUP = "llmexplore.methods"
@@ -146,7 +146,7 @@ def get_method(name: str) -> type[IntrinsicReward]:
     close = difflib.get_close_matches(name, _METHODS, n=3, cutoff=0.5)
     hint = ("did you mean " + " or ".join(f"'{c}'" for c in close) + "?") if close else (
         "valid methods: " + ", ".join(sorted(_METHODS)))
-    raise ConfigError(f"unknown method '{name}'", hint=hint)
+    raise ConfigError(f"unknown method {shown(name)}", hint=hint)
 
 
 def parse_options(method: type[IntrinsicReward], values: Mapping[str, Any] | None) -> MethodOptions:
@@ -154,10 +154,7 @@ def parse_options(method: type[IntrinsicReward], values: Mapping[str, Any] | Non
     try:
         return method.Options(**dict(values or {}))
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "options"
-            problems.append(f"{where}: {err['msg']}")
+        problems = [f"{where}: {message}" for where, message in validation_problems(exc)]
         fields = ", ".join(method.Options.model_fields) or "(none)"
         raise ConfigError(
             f"bad options for method '{method.name}': " + "; ".join(problems),

@@ -38,7 +38,7 @@ from llmexplore.benchmarks.grids import yaml_lines
 from llmexplore.benchmarks.grids.backend_options import BACKEND_SECTIONS
 from llmexplore.benchmarks.run.budget import GRID_STEPS, Steps
 from llmexplore.benchmarks.run.spec import ParentSpec, ResolvedRun, RunSpec, cell_id, resolve, validation_problems
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.config import LMConfig
 from llmexplore.paths import inside
 
@@ -205,7 +205,7 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
     problems = _Problems(path)
     for key in data:
         if key not in TOP_KEYS:
-            problems.add(yaml_lines.line_of(data, key), f"unknown key '{key}' (valid: {', '.join(sorted(TOP_KEYS))})")
+            problems.add(yaml_lines.line_of(data, key), f"unknown key {shown(key)} (valid: {', '.join(sorted(TOP_KEYS))})")
     name = data.get("name") or path.stem
     try:  # a grid writes under results/<its name> unless told where
         out = Path(out_dir or data.get("output") or inside("results", safe_name(str(name)), what="the grid's name"))
@@ -247,7 +247,7 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
             continue
         for key in block:
             if key not in BLOCK_KEYS:
-                problems.add(yaml_lines.line_of(block, key), f"unknown block key '{key}' (valid: set, vary, tied)")
+                problems.add(yaml_lines.line_of(block, key), f"unknown block key {shown(key)} (valid: set, vary, tied)")
         raw_cells.extend(_expand_block(block, block_line, defaults, data, suite, lm, problems))
 
     cells = _make_cells(raw_cells, out, suite, path, problems)
