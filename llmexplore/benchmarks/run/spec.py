@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
                                            load_checkpoint_file)
 from llmexplore.agents.train_config import TrainConfig, network_encoder
+from llmexplore.agents.training import check_sf_args
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.benchmarks.run.budget import CLI_STEPS, Steps, choose_steps
 from llmexplore.envs import get_task, make_adapter
-from llmexplore.errors import ConfigError, UserError, validation_problems
+from llmexplore.errors import ConfigError, UserError, shown, validation_problems
 from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import CheckContext, get_method, parse_options
@@ -103,6 +104,7 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True,
              or spec.train.model_copy(update={"preset": None}).resolved(family, here=check_device))
     if adapter is not None:
         attempt("train", lambda: network_encoder(task.family, train.network))
+    attempt("train", lambda: check_sf_args(train.sf_args))  # the engine's own check, before anything runs
     if task is not None:
         budget = attempt("steps", lambda: choose_steps(spec.steps, task, train.num_workers, steps_spelling))
     else:  # a budget given as a number is still checked against the batch
@@ -245,7 +247,7 @@ def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
 def _check_reset_parts(parent: ParentSpec) -> None:
     bad = sorted(set(parent.reset) - set(POLICY_PARTS))
     if bad:
-        raise ConfigError(f"parent.reset names unknown parts {bad}", hint=f"valid parts: {sorted(POLICY_PARTS)}")
+        raise ConfigError(f"parent.reset names unknown parts {shown(bad)}", hint=f"valid parts: {sorted(POLICY_PARTS)}")
 
 
 def _check_parent(parent: ParentSpec) -> str:
