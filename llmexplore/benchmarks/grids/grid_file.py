@@ -184,6 +184,9 @@ def _set_dotted(target: dict, key: str, value: Any) -> None:
 def _apply(cell: dict, lines: dict[str, int], values: dict, line_source: Any, problems: _Problems) -> None:
     for key, value in values.items():
         line = yaml_lines.line_of(line_source, key)
+        if not isinstance(key, str):  # YAML reads `null:`, `true:` or `5:` as a value, not a name
+            problems.add(line, f"the key {shown(key)} is not a run-spec field name (e.g. seed, train.batch_size)")
+            continue
         try:
             if isinstance(value, dict) and "." not in key and isinstance(cell.get(key), dict):
                 merged = copy.deepcopy(cell[key])
