@@ -133,7 +133,7 @@ def get_family(name: str) -> EnvFamily:
     """A registered family by name; a ConfigError naming the registered ones otherwise."""
     if name in _FAMILIES:
         return _FAMILIES[name]
-    raise ConfigError(f"unknown environment family '{name}'",
+    raise ConfigError(f"unknown environment family {shown(name)}",
                       hint="registered families: " + ", ".join(_FAMILIES))
 
 

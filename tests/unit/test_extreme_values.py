@@ -139,3 +139,18 @@ def test_grid_and_run_refuse_an_unknown_sf_args_key_alike(tmp_path):
         assert "did you mean max_grad_norm?" in str(caught.value)
     known = merge_option_pairs({}, ["sf_args.max_grad_norm=1.0"])
     resolve(RunSpec.parse({"method": "none", "task": "crafter:reward", "steps": 20000, "train": known}))
+
+
+@pytest.mark.parametrize("settings", [
+    {"method": "rnd", "method_options": {"keys": [BIG]}}, {"method": "noveld", "method_options": {"count_keys": [BIG]}},
+    {"method": BIG}, {"task": BIG}, {"train": {"preset": BIG}}, {"train": {BIG: 1}}, {"steps": BIG},
+    {"method": "rnd", "method_options": {BIG: 1}},
+])
+def test_a_100kb_run_setting_is_echoed_short(settings):
+    """The checks behind ``llmexplore run`` (and every grid cell) repeat a short piece of a huge value."""
+    values = {"method": "none", "task": "crafter:reward", "steps": 20000, **settings}
+    with pytest.raises(ConfigError) as caught:
+        resolve(RunSpec.parse(values), check_device=False)
+    message = str(caught.value)
+    assert "q" * 10 in message and "q" * (ECHO_LIMIT + 1) not in message, message[:300]
+    assert len(message) < 3_000  # (an unknown task's hint lists every task: 2,267 characters)

@@ -177,7 +177,7 @@ def _set_dotted(target: dict, key: str, value: Any) -> None:
     for part in parts[:-1]:
         target = target.setdefault(part, {})
         if not isinstance(target, dict):
-            raise ConfigError(f"'{key}': '{part}' is not a mapping")
+            raise ConfigError(f"{shown(key)}: {shown(part)} is not a mapping")
     target[parts[-1]] = copy.deepcopy(yaml_lines.plain(value))
 
 
