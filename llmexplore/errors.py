@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 #: the most characters of a user's value an error message repeats: enough to recognise it, while a 100 KB
 #: value pasted into a grid file or an option does not bury the message (and every other problem) under it
 ECHO_LIMIT = 80
+#: the same for a path an OS error names: a real one is worth reading whole (most are far shorter), while a
+#: path too long to exist (ENAMETOOLONG) is cut
+PATH_ECHO_LIMIT = 500
 
 
 def shorten(text: str, limit: int = ECHO_LIMIT) -> str:

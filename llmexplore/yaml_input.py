@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from llmexplore.errors import ConfigError, shorten, shown
+from llmexplore.errors import PATH_ECHO_LIMIT, ConfigError, shorten, shown
 
 #: values one YAML document may stand for once its aliases are expanded
 MAX_VALUES = 1_000_000
@@ -25,14 +25,15 @@ MAX_VALUES = 1_000_000
 def read_text(path: str | Path, what: str = "file") -> str:
     """The UTF-8 text of ``path``, or a ConfigError naming the file and what is wrong with it."""
     path = Path(path)
+    shown_path = shorten(str(path), PATH_ECHO_LIMIT)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{what} not found: {path}") from None
+        raise ConfigError(f"{what} not found: {shown_path}") from None
     except IsADirectoryError:
-        raise ConfigError(f"{path} is a folder, not a {what}", hint=f"name the {what} itself") from None
+        raise ConfigError(f"{shown_path} is a folder, not a {what}", hint=f"name the {what} itself") from None
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read {shown_path}: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -154,3 +154,18 @@ def test_a_100kb_run_setting_is_echoed_short(settings):
     message = str(caught.value)
     assert "q" * 10 in message and "q" * (ECHO_LIMIT + 1) not in message, message[:300]
     assert len(message) < 3_000  # (an unknown task's hint lists every task: 2,267 characters)
+
+
+@pytest.mark.parametrize("argv", [
+    ["grid", str(REPO / "configs" / "quickstart.yaml"), "--dry-run", "-b", f"{BIG}=1"],
+    ["grid", str(REPO / "configs" / "quickstart.yaml"), "--dry-run", "--backend", "slurm", "-b", f"{BIG}=1"],
+    ["grid", f"/tmp/{BIG}"], ["leaderboard", f"/tmp/{BIG}"],
+    ["run", "--method", "none", "--task", "crafter:reward", "--steps", "20000", "--out", f"/tmp/{BIG}"],
+])
+def test_a_100kb_command_line_value_is_echoed_short(argv, capsys):
+    """Backend options, and paths too long to exist (the OS error names them), come back short."""
+    from llmexplore.cli import main
+
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "q" * 10 in error and len(error) < 1_000, error[:300]
