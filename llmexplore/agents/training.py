@@ -6,19 +6,18 @@ for episodes, intrinsic returns and progress, and get a short result back.
 
 from __future__ import annotations
 
-import difflib
-import functools
 import os
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
+from llmexplore.agents.train_config import check_sf_args
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
-from llmexplore.errors import ConfigError, shown
+from llmexplore.errors import ConfigError
 
 
 class TrainingSink(Protocol):
@@ -115,33 +114,6 @@ def build_sf_config(run: ResolvedRun, run_dir: str | Path):
         raise ConfigError(f"sample-factory rejected the options {argv}") from exc
     cfg.llmexplore = RunSettings(run=run, run_dir=str(run_dir), device=run.device).to_dict()  # read as is
     return cfg
-
-
-def check_sf_args(sf_args: Mapping[str, Any]) -> None:
-    """Refuse ``train.sf_args`` keys sample-factory does not take, with close names: the one check that
-    ``spec.resolve`` (``llmexplore run -t``, every grid cell, ``grid --dry-run``) and the engine share."""
-    if not sf_args:
-        return  # most runs: sample-factory's parser is not even built
-    known = _sf_option_names()
-    unknown = sorted(str(key) for key in sf_args if key not in known)
-    if not unknown:
-        return
-    close = sorted({match for key in unknown for match in difflib.get_close_matches(key, known, n=2, cutoff=0.75)})
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    raise ConfigError(f"unknown sample-factory option{'s' if len(unknown) > 1 else ''} in train.sf_args: "
-                      f"{', '.join(shown(key) for key in unknown[:10])}{' ...' if len(unknown) > 10 else ''}",
-                      hint=f"{hint}`python -m sample_factory.train --help` lists them (written with _, not -)")
-
-
-@functools.cache
-def _sf_option_names() -> frozenset[str]:
-    """sample-factory's option names (its parser takes seconds to build, so once per process)."""
-    from sample_factory.cfg.arguments import parse_sf_args
-
-    from llmexplore.agents.sf_private import option_names
-
-    parser, _ = parse_sf_args([f"--env={SF_ENV_NAME}"])
-    return frozenset(option_names(parser))
 
 
 def register_components() -> None:

@@ -12,8 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
                                            load_checkpoint_file)
-from llmexplore.agents.train_config import TrainConfig, network_encoder
-from llmexplore.agents.training import check_sf_args
+from llmexplore.agents.train_config import TrainConfig, check_sf_args, network_encoder
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.benchmarks.run.budget import CLI_STEPS, Steps, choose_steps
 from llmexplore.envs import get_task, make_adapter
