@@ -173,6 +173,8 @@ class _Problems:
 
 
 def _set_dotted(target: dict, key: str, value: Any) -> None:
+    if not isinstance(key, str):  # YAML reads `null:`, `true:` or `5:` as a value, not a name
+        raise ConfigError(f"the key {shown(key)} is not a run-spec field name (e.g. seed, train.batch_size)")
     parts = key.split(".")
     for part in parts[:-1]:
         target = target.setdefault(part, {})
@@ -184,11 +186,8 @@ def _set_dotted(target: dict, key: str, value: Any) -> None:
 def _apply(cell: dict, lines: dict[str, int], values: dict, line_source: Any, problems: _Problems) -> None:
     for key, value in values.items():
         line = yaml_lines.line_of(line_source, key)
-        if not isinstance(key, str):  # YAML reads `null:`, `true:` or `5:` as a value, not a name
-            problems.add(line, f"the key {shown(key)} is not a run-spec field name (e.g. seed, train.batch_size)")
-            continue
         try:
-            if isinstance(value, dict) and "." not in key and isinstance(cell.get(key), dict):
+            if isinstance(value, dict) and "." not in str(key) and isinstance(cell.get(key), dict):
                 merged = copy.deepcopy(cell[key])
                 for sub_key, sub_value in value.items():
                     _set_dotted(merged, sub_key, sub_value)
@@ -206,9 +205,8 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
     path = Path(path)
     data = yaml_lines.load(path)
     problems = _Problems(path)
-    for key in data:
-        if key not in TOP_KEYS:
-            problems.add(yaml_lines.line_of(data, key), f"unknown key {shown(key)} (valid: {', '.join(sorted(TOP_KEYS))})")
+    for key in set(data) - TOP_KEYS:
+        problems.add(yaml_lines.line_of(data, key), f"unknown key {shown(key)} (valid: {', '.join(sorted(TOP_KEYS))})")
     name = data.get("name") or path.stem
     try:  # a grid writes under results/<its name> unless told where
         out = Path(out_dir or data.get("output") or inside("results", safe_name(str(name)), what="the grid's name"))
@@ -248,9 +246,8 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
         if not isinstance(block, dict):
             problems.add(block_line, "a block must be a mapping with 'set', 'vary' and/or 'tied'")
             continue
-        for key in block:
-            if key not in BLOCK_KEYS:
-                problems.add(yaml_lines.line_of(block, key), f"unknown block key {shown(key)} (valid: set, vary, tied)")
+        for key in set(block) - BLOCK_KEYS:
+            problems.add(yaml_lines.line_of(block, key), f"unknown block key {shown(key)} (valid: set, vary, tied)")
         raw_cells.extend(_expand_block(block, block_line, defaults, data, suite, lm, problems))
 
     cells = _make_cells(raw_cells, out, suite, path, problems)
@@ -382,11 +379,9 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
 def _match_device_to_gpus(values: dict, resources: Resources, line: int, problems: _Problems) -> None:
     """A cell given GPUs trains on one: its device becomes 'gpu' unless it says 'cpu', which would
     leave the GPU idle and is reported."""
-    if resources.gpus <= 0:
-        return
     train = values.get("train")
-    if train is not None and not isinstance(train, dict):
-        return  # RunSpec reports the malformed value
+    if resources.gpus <= 0 or not isinstance(train, (dict, type(None))):
+        return  # no GPU asked for, or a malformed train that RunSpec reports
     device = (train or {}).get("device")
     if device == "cpu":
         problems.add(line, f"suite.resources.gpus is {resources.gpus:g} but train.device is 'cpu': the GPU would "
