@@ -160,7 +160,8 @@ def ensure_writable(folder: str | os.PathLike) -> None:
         probe.write_text("ok")
         probe.unlink()
     except OSError as exc:
-        raise ConfigError(f"cannot write to output directory {shorten(str(folder), PATH_ECHO_LIMIT)}: {exc.strerror or exc}",
+        where = shorten(str(folder), PATH_ECHO_LIMIT)
+        raise ConfigError(f"cannot write to output directory {where}: {exc.strerror or exc}",
                           hint="choose another --out, or fix its permissions") from None
 
 

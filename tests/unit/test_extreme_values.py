@@ -142,7 +142,8 @@ def test_grid_and_run_refuse_an_unknown_sf_args_key_alike(tmp_path):
 
 
 @pytest.mark.parametrize("settings", [
-    {"method": "rnd", "method_options": {"keys": [BIG]}}, {"method": "noveld", "method_options": {"count_keys": [BIG]}},
+    {"method": "rnd", "method_options": {"keys": [BIG]}},
+    {"method": "noveld", "method_options": {"count_keys": [BIG]}},
     {"method": BIG}, {"task": BIG}, {"train": {"preset": BIG}}, {"train": {BIG: 1}}, {"steps": BIG},
     {"method": "rnd", "method_options": {BIG: 1}},
 ])

@@ -80,7 +80,8 @@ def parse_options(backend: str, values: dict[str, Any]) -> BaseModel | None:
     model = BACKEND_SECTIONS.get(backend)
     if model is None:
         if values:
-            raise ConfigError(f"the {backend} backend takes no options (got {', '.join(shorten(str(key)) for key in sorted(values))})")
+            given = ", ".join(shorten(str(key)) for key in sorted(values))
+            raise ConfigError(f"the {backend} backend takes no options (got {given})")
         return None
     try:
         return model(**values)

@@ -246,7 +246,8 @@ def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
 def _check_reset_parts(parent: ParentSpec) -> None:
     bad = sorted(set(parent.reset) - set(POLICY_PARTS))
     if bad:
-        raise ConfigError(f"parent.reset names unknown parts {shown(bad)}", hint=f"valid parts: {sorted(POLICY_PARTS)}")
+        raise ConfigError(f"parent.reset names unknown parts {shown(bad)}",
+                          hint=f"valid parts: {sorted(POLICY_PARTS)}")
 
 
 def _check_parent(parent: ParentSpec) -> str:
