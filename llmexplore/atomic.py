@@ -184,12 +184,13 @@ def require_output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
     write): the nearest existing ancestor must be a writable folder and ``path`` itself, when it
     exists, a folder. Nothing is created here.
     """
-    from llmexplore.errors import ConfigError
+    from llmexplore.errors import PATH_ECHO_LIMIT, ConfigError, shorten
 
     path = Path(path)
+    shown_path = shorten(str(path), PATH_ECHO_LIMIT)
     hint = f"choose another {option}"
     if path.exists() and not path.is_dir():
-        raise ConfigError(f"cannot write to output directory {path}: it is a file, not a folder ({option})",
+        raise ConfigError(f"cannot write to output directory {shown_path}: it is a file, not a folder ({option})",
                           hint=hint)
     ancestor = path
     while not ancestor.exists():
@@ -197,10 +198,10 @@ def require_output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
             break
         ancestor = ancestor.parent
     if ancestor.exists() and not ancestor.is_dir():
-        raise ConfigError(f"cannot write to output directory {path}: {ancestor} is a file, not a folder "
+        raise ConfigError(f"cannot write to output directory {shown_path}: {ancestor} is a file, not a folder "
                           f"({option})", hint=hint)
     if ancestor.exists() and not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ConfigError(f"cannot write to output directory {path}: the folder {ancestor} is not writable "
+        raise ConfigError(f"cannot write to output directory {shown_path}: the folder {ancestor} is not writable "
                           f"({option})", hint=hint)
     return path
 
@@ -208,7 +209,7 @@ def require_output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
 def ensure_writable(folder: str | os.PathLike) -> None:
     """Create ``folder`` and prove a file can be written in it, or stop with one clear error before any work
     is done (``require_output_dir`` checks without creating; this is the check right before the writing)."""
-    from llmexplore.errors import ConfigError
+    from llmexplore.errors import PATH_ECHO_LIMIT, ConfigError, shorten
 
     folder = Path(folder)
     try:
@@ -217,7 +218,8 @@ def ensure_writable(folder: str | os.PathLike) -> None:
         probe.write_text("ok")
         probe.unlink()
     except OSError as exc:
-        raise ConfigError(f"cannot write to output directory {folder}: {exc.strerror or exc}",
+        where = shorten(str(folder), PATH_ECHO_LIMIT)
+        raise ConfigError(f"cannot write to output directory {where}: {exc.strerror or exc}",
                           hint="choose another --out, or fix its permissions") from None
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from llmexplore.commands import Handler, command, print_table, registered_commands
-from llmexplore.errors import ConfigError, UserError
+from llmexplore.errors import PATH_ECHO_LIMIT, ConfigError, UserError, shorten
 from llmexplore.number_input import MAX_SEED, coefficient_type, seed_type, steps_type
 from llmexplore.option_input import merge_option_pairs
 from llmexplore.yaml_input import load_yaml
@@ -289,7 +289,7 @@ _OS_ERROR_HINTS = {
 
 def describe_os_error(exc: OSError) -> str:
     """An OSError as one line naming the path and the problem, with what to do about it."""
-    where = f"{exc.filename}: " if exc.filename else ""
+    where = f"{shorten(str(exc.filename), PATH_ECHO_LIMIT)}: " if exc.filename else ""
     hint = _OS_ERROR_HINTS.get(exc.errno or 0)
     return f"{where}{exc.strerror or exc}" + (f"\n  hint: {hint}" if hint else "")
 

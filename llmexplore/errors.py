@@ -2,10 +2,37 @@
 
 from __future__ import annotations
 
+import reprlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+
+#: the most characters of a user's value an error message repeats: enough to recognise it, while a 100 KB
+#: value pasted into a grid file or an option does not bury the message (and every other problem) under it
+ECHO_LIMIT = 80
+#: the same for a path an OS error names: a real one is worth reading whole (most are far shorter), while a
+#: path too long to exist (ENAMETOOLONG) is cut
+PATH_ECHO_LIMIT = 500
+
+
+def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` as an error message repeats it: whole when short, else its start and its length."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def shown(value: object, limit: int = ECHO_LIMIT) -> str:
+    """``repr(value)`` as an error message repeats a user's value: whole when short, else its start and its
+    length (a long string keeps its opening quote, so it still reads as a string)."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= limit else f"{value[:limit]!r}... ({len(value):,} characters)"
+    brief = reprlib.Repr()  # a container's items, each cut short (keyword arguments only from Python 3.12)
+    brief.maxlevel, brief.maxstring, brief.maxother = 3, limit // 2, limit // 2
+    text = brief.repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}..."
 
 
 class UserError(Exception):
@@ -34,7 +61,7 @@ class ConfigError(UserError):
 
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     """pydantic errors as (dotted field, message) pairs, for a ``ConfigError``'s ``problems``."""
-    return [(".".join(str(p) for p in err["loc"]) or "value", err["msg"]) for err in exc.errors()]
+    return [(".".join(shorten(str(p)) for p in err["loc"]) or "value", err["msg"]) for err in exc.errors()]
 
 
 def format_validation_error(exc: ValidationError) -> str:

@@ -11,6 +11,8 @@ import argparse
 import math
 from typing import Callable
 
+from llmexplore.errors import shown
+
 #: the largest run seed: training seeds env i of run seed s with s * 1_000_003 + i, which must stay below
 #: the evaluation seeds (2**40, ``agents/rollout.py``) and inside every seeding library's range (numpy: 2**32)
 MAX_SEED = 1_000_000
@@ -47,12 +49,12 @@ def number_type(kind: type, low: float | None = None, high: float | None = None,
         try:
             value = int(text) if kind is int else float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {shown(text)}") from None
         if kind is not int and not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}")
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {shown(text)}")
         if ((low is not None and (value < low or (low_open and value == low)))
                 or (high is not None and value > high)):
-            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}")
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {shown(text)}")
         return value
 
     parse.__name__ = "int" if kind is int else "float"  # argparse names the type in messages
@@ -77,7 +79,7 @@ def read_steps(value: object) -> int | str | None:
             pass
     if not math.isfinite(number) or number < 1 or number > MAX_STEPS or number != int(number):
         raise ValueError(f"must be a positive whole number of env steps up to {MAX_STEPS:.0e} or "
-                         f"'{PUBLISHED}', not {value!r} (e.g. 1000000)")
+                         f"'{PUBLISHED}', not {shown(value)} (e.g. 1000000)")
     return int(number)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.yaml_input import parse_yaml
 
 #: a comma that starts another ``key=`` in one argument (``--lm backend=openai,answer=score``); a comma inside a
@@ -25,7 +25,7 @@ def parse_option_pairs(pairs: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in split_option_pairs(pairs):
         if "=" not in pair:
-            raise ConfigError(f"option '{pair}' is not of the form key=value")
+            raise ConfigError(f"option {shown(pair)} is not of the form key=value")
         key, value = pair.split("=", 1)
         try:
             out[key.strip()] = parse_yaml(value, f"option {key.strip()}")

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 
 #: longest name accepted as one path component (file systems allow 255 bytes; suffixes are added)
 MAX_NAME = 200
@@ -21,7 +21,7 @@ def check_name(name: str, what: str) -> str:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{what} must be a non-empty name")
     if _SEPARATORS.search(name) or name.startswith(".") or len(name) > MAX_NAME:
-        raise ConfigError(f"{what} {name[:MAX_NAME]!r} cannot be used as a file name: it must be one name, without "
+        raise ConfigError(f"{what} {shown(name)} cannot be used as a file name: it must be one name, without "
                           f"'/' or '\\', not starting with '.', at most {MAX_NAME} characters",
                           hint="use letters, digits, '-', '_' and '.' (not first), e.g. run-2")
     return name
@@ -43,5 +43,5 @@ def check_relative(text: str, what: str) -> str:
     stores for things beside it (a run record's log and checkpoint files)."""
     parts = Path(text).parts
     if not text or Path(text).is_absolute() or ".." in parts or "\x00" in text:
-        raise ConfigError(f"{what} {text[:MAX_NAME]!r} must be a path inside its folder (relative, without '..')")
+        raise ConfigError(f"{what} {shown(text)} must be a path inside its folder (relative, without '..')")
     return text

@@ -10,12 +10,13 @@ anything is built.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import PATH_ECHO_LIMIT, ConfigError, shorten, shown
 
 #: values one YAML document may stand for once its aliases are expanded
 MAX_VALUES = 1_000_000
@@ -24,14 +25,15 @@ MAX_VALUES = 1_000_000
 def read_text(path: str | Path, what: str = "file") -> str:
     """The UTF-8 text of ``path``, or a ConfigError naming the file and what is wrong with it."""
     path = Path(path)
+    shown_path = shorten(str(path), PATH_ECHO_LIMIT)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{what} not found: {path}") from None
+        raise ConfigError(f"{what} not found: {shown_path}") from None
     except IsADirectoryError:
-        raise ConfigError(f"{path} is a folder, not a {what}", hint=f"name the {what} itself") from None
+        raise ConfigError(f"{shown_path} is a folder, not a {what}", hint=f"name the {what} itself") from None
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read {shown_path}: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -41,7 +43,8 @@ def read_text(path: str | Path, what: str = "file") -> str:
 
 
 class SafeLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses documents standing for more than ``MAX_VALUES`` values."""
+    """``yaml.SafeLoader`` that refuses documents standing for more than ``MAX_VALUES`` values, and
+    explicitly tagged values it cannot build."""
 
     max_values = MAX_VALUES
 
@@ -51,6 +54,25 @@ class SafeLoader(yaml.SafeLoader):
         if node is not None:
             _check_expansion(node, self.max_values)
         return node
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """A node's value; PyYAML builds a tagged scalar with bare Python calls (``!!float abc``: ValueError,
+        ``!!timestamp x``: AttributeError, ``!!bool x``: KeyError, ``!!float`` alone: IndexError), which are
+        raised here as YAML errors at the value's line."""
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            value = f" {shown(node.value)}" if isinstance(node, yaml.ScalarNode) else ""
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read the {shorten(tag)} value{value} ({shorten(str(exc))})", node.start_mark,
+            ) from None
+
+
+#: numbers in exponent form that PyYAML (YAML 1.1) reads as text: ``1e-5``, ``1.0e5``, ``3E+2`` (its own float
+#: needs a dot and a signed exponent, ``1.0e+5``). Users write them as numbers, and YAML 1.2 reads them so.
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
+SafeLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

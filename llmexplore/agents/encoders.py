@@ -91,9 +91,9 @@ def encoder_class(name: str) -> type[Encoder]:
         return GenericEncoder
     network = find_network(name)
     if network is None:
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import ConfigError, shown
 
-        raise ConfigError(f"no environment family offers the network '{name}'",
+        raise ConfigError(f"no environment family offers the network {shown(name)}",
                           hint="register the family that names it (llmexplore.envs.register_family)")
     return import_path(network.encoder)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 from typing import Any, Literal, Mapping
 
@@ -33,10 +35,10 @@ def preset_settings(family: str, preset: str) -> Mapping[str, Any]:
     """The settings a family's preset fills in; a clear error for a name the family does not offer."""
     choices = family_presets(family)
     if preset not in choices:
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import ConfigError, shown
 
         offered = f"offer preset={' or preset='.join(choices)}" if choices else "offer no preset"
-        raise ConfigError(f"train.preset '{preset}' is not available for {family} tasks",
+        raise ConfigError(f"train.preset {shown(preset)} is not available for {family} tasks",
                           hint=f"{family} tasks {offered}")
     return choices[preset]
 
@@ -47,11 +49,40 @@ def network_encoder(family: str, network: str) -> str:
 
     choices = get_family(family).networks
     if network not in choices:
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import ConfigError, shown
 
-        raise ConfigError(f"train.network '{network}' is not available for {family} tasks",
+        raise ConfigError(f"train.network {shown(network)} is not available for {family} tasks",
                           hint=f"{family} tasks offer network={' or network='.join(choices)}")
     return choices[network].name
+
+
+def check_sf_args(sf_args: Mapping[str, Any]) -> None:
+    """Refuse ``train.sf_args`` keys sample-factory does not take, with close names: the one check that
+    ``spec.resolve`` (``llmexplore run -t``, every grid cell, ``grid --dry-run``) and the engine share."""
+    if not sf_args:
+        return  # most runs: sample-factory's parser is not even built
+    known = _sf_option_names()
+    unknown = sorted(str(key) for key in sf_args if key not in known)
+    if not unknown:
+        return
+    from llmexplore.errors import ConfigError, shown
+
+    close = sorted({match for key in unknown for match in difflib.get_close_matches(key, known, n=2, cutoff=0.75)})
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ConfigError(f"unknown sample-factory option{'s' if len(unknown) > 1 else ''} in train.sf_args: "
+                      f"{', '.join(shown(key) for key in unknown[:10])}{' ...' if len(unknown) > 10 else ''}",
+                      hint=f"{hint}`python -m sample_factory.train --help` lists them (written with _, not -)")
+
+
+@functools.cache
+def _sf_option_names() -> frozenset[str]:
+    """sample-factory's option names (its parser takes seconds to build, so once per process)."""
+    from sample_factory.cfg.arguments import parse_sf_args
+
+    from llmexplore.agents.sf_private import option_names
+
+    parser, _ = parse_sf_args(["--env=any"])  # (the option names do not depend on the env)
+    return frozenset(option_names(parser))
 
 
 class TrainConfig(BaseModel):

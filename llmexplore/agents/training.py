@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from llmexplore.agents.episode_ledger import EpisodeLedger
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
+from llmexplore.agents.train_config import check_sf_args
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
 from llmexplore.errors import ConfigError
 
@@ -106,10 +107,7 @@ def build_sf_config(run: ResolvedRun, run_dir: str | Path):
     its folder and its training device to every process of the engine (each reads ``RunSettings.from_cfg``)."""
     from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
 
-    known = _sf_option_names()
-    unknown = sorted(set(run.train.sf_args) - known)
-    if unknown:
-        raise ConfigError(f"unknown sample-factory options {unknown}", hint="see `python -m sample_factory.train --help`")
+    check_sf_args(run.train.sf_args)  # resolve checked them; a resolved.json edited since is caught here
     argv = sf_argv(run, run_dir)
     parser, _ = parse_sf_args(argv)
     try:
@@ -118,15 +116,6 @@ def build_sf_config(run: ResolvedRun, run_dir: str | Path):
         raise ConfigError(f"sample-factory rejected the options {argv}") from exc
     cfg.llmexplore = RunSettings(run=run, run_dir=str(run_dir), device=run.device).to_dict()  # read as is
     return cfg
-
-
-def _sf_option_names() -> set[str]:
-    from sample_factory.cfg.arguments import parse_sf_args
-
-    from llmexplore.agents.sf_private import option_names
-
-    parser, _ = parse_sf_args([f"--env={SF_ENV_NAME}"])
-    return option_names(parser)
 
 
 def register_components() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from llmexplore.commands import Handler, command
 from llmexplore.option_input import merge_option_pairs, parse_option_pairs
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.number_input import number_type
 
 
@@ -22,7 +22,7 @@ def backend_options(name: str, grid, cli_options: dict[str, Any]) -> dict[str, A
     from llmexplore.benchmarks.grids.runners import BACKENDS
 
     if name not in BACKENDS:
-        raise ConfigError(f"unknown backend '{name}'", hint=f"valid backends: {', '.join(sorted(BACKENDS))}")
+        raise ConfigError(f"unknown backend {shown(name)}", hint=f"valid backends: {', '.join(sorted(BACKENDS))}")
     merged = {**(grid.backend_options.get(name, {}) if grid is not None else {}), **cli_options}
     parse_options(name, merged)
     return merged

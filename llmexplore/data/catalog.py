@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llmexplore.errors import DataError
+from llmexplore.errors import DataError, shown
 
 GITHUB_RAW = "https://raw.githubusercontent.com"
 
@@ -116,7 +116,7 @@ def dataset(name: str) -> Dataset:
     try:
         return DATASETS[name]
     except KeyError:
-        raise DataError(f"unknown dataset '{name}'",
+        raise DataError(f"unknown dataset {shown(name)}",
                         hint=f"one of: {', '.join(sorted(DATASETS))} (`llmexplore data list`)") from None
 
 

@@ -16,7 +16,7 @@ from llmexplore.envs.base import EnvAdapter, TaskSpec
 from llmexplore.envs.family import EnvFamily, Network, import_path
 from llmexplore.envs.gym_ids import gym_id as task_gym_id
 from llmexplore.envs.gym_ids import register_gym_ids
-from llmexplore.errors import ConfigError, MissingExtraError
+from llmexplore.errors import ConfigError, MissingExtraError, shown
 
 _TASKS: dict[str, TaskSpec] = {}
 _FAMILIES: dict[str, EnvFamily] = {}
@@ -133,7 +133,7 @@ def get_family(name: str) -> EnvFamily:
     """A registered family by name; a ConfigError naming the registered ones otherwise."""
     if name in _FAMILIES:
         return _FAMILIES[name]
-    raise ConfigError(f"unknown environment family '{name}'",
+    raise ConfigError(f"unknown environment family {shown(name)}",
                       hint="registered families: " + ", ".join(_FAMILIES))
 
 
@@ -160,7 +160,7 @@ def get_task(name: str) -> TaskSpec:
     """A registered task by name; a ConfigError suggesting close names otherwise."""
     if name in _TASKS:
         return _TASKS[name]
-    raise ConfigError(f"unknown task '{name}'", hint=_suggest(name, _TASKS))
+    raise ConfigError(f"unknown task {shown(name)}", hint=_suggest(name, _TASKS))
 
 
 def adapter_class(family: str) -> type[EnvAdapter]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import sys
 from typing import Any, Callable, ClassVar, Hashable, Sequence, TypeVar
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.base import Completion, LanguageModel
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.parsing import Parsed
@@ -108,7 +108,7 @@ def make_question(kind: str, **kwargs: Any) -> Question:
     try:
         cls = QUESTION_KINDS[kind]
     except KeyError:
-        raise ConfigError(f"unknown question kind {kind!r}",
+        raise ConfigError(f"unknown question kind {shown(kind)}",
                           hint=f"registered kinds: {', '.join(sorted(QUESTION_KINDS)) or 'none'}; a method registers "
                                "its kinds when it is imported (llmexplore.methods.list_methods() imports the "
                                "built-in ones)") from None

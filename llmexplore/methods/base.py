@@ -162,12 +162,12 @@ class IntrinsicReward(ABC):
         after ``super().check_run(run)``. Whether the LM server answers is checked by the run
         itself for methods with ``uses_lm``, only where the run will execute.
         """
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import ConfigError, shown
 
         missing = [k for k in cls.needed_keys(run.task, run.options) if k not in run.obs_space.spaces]
         if missing:
             raise ConfigError(
-                f"method '{cls.name}' needs observation keys {missing}, which task '{run.task.name}' "
+                f"method '{cls.name}' needs observation keys {shown(missing)}, which task '{run.task.name}' "
                 f"does not provide (it provides {sorted(run.obs_space.spaces)})",
                 hint="`llmexplore methods` and `llmexplore envs` list which methods fit which tasks",
             )

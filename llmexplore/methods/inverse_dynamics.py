@@ -48,7 +48,7 @@ def family_encoder(task: TaskSpec, obs_space: gym.spaces.Dict, network: str) -> 
     when the observation lacks what the encoder reads."""
     from llmexplore.agents.encoders import GenericEncoder, encoder_class
     from llmexplore.envs.registry import find_family
-    from llmexplore.errors import ConfigError
+    from llmexplore.errors import ConfigError, shown
 
     family = find_family(task.family)
     spaces = {k: v for k, v in obs_space.spaces.items() if k != ENV_UID_KEY}
@@ -58,7 +58,7 @@ def family_encoder(task: TaskSpec, obs_space: gym.spaces.Dict, network: str) -> 
     if family is None:
         return GenericEncoder(None, space)
     if network not in family.networks:
-        raise ConfigError(f"family '{task.family}' offers no network '{network}' for the state embedding",
+        raise ConfigError(f"family '{task.family}' offers no network {shown(network)} for the state embedding",
                           hint=f"choose one of {sorted(family.networks)}")
     return encoder_class(family.networks[network].name)(None, space, ())
 

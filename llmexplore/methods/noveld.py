@@ -69,12 +69,13 @@ class NovelD(RND):
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
         """Also refuse ``count_keys`` that are not keys of the task's observation."""
-        from llmexplore.errors import ConfigError
+        from llmexplore.errors import ConfigError, shown
 
         super().check_run(run)
         missing = [k for k in (run.options.count_keys or ()) if k not in run.obs_space.spaces]  # type: ignore[attr-defined]
         if missing:
-            raise ConfigError(f"noveld's count_keys {missing} are not observation keys of task '{run.task.name}'",
+            raise ConfigError(f"noveld's count_keys {shown(missing)} are not observation keys of task "
+                              f"'{run.task.name}'",
                               hint=f"choose among {sorted(k for k in run.obs_space.spaces if k != ENV_UID_KEY)}")
 
     # -- novelty ------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown, validation_problems
 from llmexplore.methods.base import IntrinsicReward, MethodOptions
 
 ENTRY_POINT_GROUP = "llmexplore.methods"
@@ -148,7 +148,7 @@ def get_method(name: str) -> type[IntrinsicReward]:
         "valid methods: " + ", ".join(sorted(_METHODS)))
     plugins = (f"; a method of your own is found once its package is installed (entry point group "
                f"'{ENTRY_POINT_GROUP}') or named in {METHODS_ENV}=module:Class (docs/EXTENDING.md)")
-    raise ConfigError(f"unknown method '{name}'", hint=hint + plugins)
+    raise ConfigError(f"unknown method {shown(name)}", hint=hint + plugins)
 
 
 def parse_options(method: type[IntrinsicReward], values: Mapping[str, Any] | None) -> MethodOptions:
@@ -156,10 +156,7 @@ def parse_options(method: type[IntrinsicReward], values: Mapping[str, Any] | Non
     try:
         return method.Options(**dict(values or {}))
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "options"
-            problems.append(f"{where}: {err['msg']}")
+        problems = [f"{where}: {message}" for where, message in validation_problems(exc)]
         fields = ", ".join(method.Options.model_fields) or "(none)"
         raise ConfigError(
             f"bad options for method '{method.name}': " + "; ".join(problems),

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from llmexplore.errors import ConfigError, require
+from llmexplore.errors import ConfigError, require, shown
 from llmexplore.viz.reward_plot import RewardPlot
 from llmexplore.viz.screens import BACKGROUND, monospace_font, text_panel
 
@@ -90,7 +90,7 @@ def write_animation(frames: Iterable[np.ndarray], path: Path, fps: float,
     """
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in FORMATS:
-        raise ConfigError(f"unknown animation format '{fmt}'", hint=f"choose one of {list(FORMATS)}")
+        raise ConfigError(f"unknown animation format {shown(fmt)}", hint=f"choose one of {list(FORMATS)}")
     with atomic_path(path) as tmp:
         return _write_gif(frames, tmp, fps, palette_source) if fmt == "gif" else _write_mp4(frames, tmp, fps)
 

@@ -21,7 +21,7 @@ from llmexplore.benchmarks.evaluation.episode_pool import default_workers, run_e
 from llmexplore.benchmarks.evaluation.episode_progress import EpisodeProgress
 from llmexplore.benchmarks.evaluation.run_eval import check_seeds, relative_to_run
 from llmexplore.envs import make_adapter
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.viz.animation import FORMATS, FrameComposer, atomic_path, default_format, write_animation
 from llmexplore.viz.messages import CaptionStat, caption_stats, from_dicts, merge_stats
 from llmexplore.viz.pages import episode_page, index_page
@@ -136,7 +136,7 @@ def visualize(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "l
     seeds = check_seeds(seeds)
     fmt = fmt or default_format()
     if fmt not in FORMATS:
-        raise ConfigError(f"unknown animation format '{fmt}'", hint=f"choose one of {list(FORMATS)}")
+        raise ConfigError(f"unknown animation format {shown(fmt)}", hint=f"choose one of {list(FORMATS)}")
     if fmt == "mp4":
         from llmexplore.errors import require
 

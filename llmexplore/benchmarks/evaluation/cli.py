@@ -9,7 +9,7 @@ import re
 from typing import Sequence
 
 from llmexplore.commands import Handler, command
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.number_input import number_type
 
 DEFAULT_EPISODES = 10
@@ -30,7 +30,7 @@ def parse_seeds(values: Sequence[str]) -> list[int]:
             try:
                 seeds.append(int(part))
             except ValueError:
-                raise ConfigError(f"bad seed '{part}'", hint="seeds are integers or ranges such as 0-9") from None
+                raise ConfigError(f"bad seed {shown(part)}", hint="seeds are integers or ranges such as 0-9") from None
     return seeds
 
 

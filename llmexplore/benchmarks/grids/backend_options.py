@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shorten
 
 
 class RayOptions(BaseModel):
@@ -80,14 +80,15 @@ def parse_options(backend: str, values: dict[str, Any]) -> BaseModel | None:
     model = BACKEND_SECTIONS.get(backend)
     if model is None:
         if values:
-            raise ConfigError(f"the {backend} backend takes no options (got {', '.join(sorted(values))})")
+            given = ", ".join(shorten(str(key)) for key in sorted(values))
+            raise ConfigError(f"the {backend} backend takes no options (got {given})")
         return None
     try:
         return model(**values)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"])
+            where = ".".join(shorten(str(p)) for p in err["loc"])
             if err["type"] == "extra_forbidden":
                 problems.append((where, f"unknown {backend} option '{where}' (valid: {', '.join(model.model_fields)})"))
             else:

@@ -40,7 +40,7 @@ from llmexplore.benchmarks.grids.backend_options import BACKEND_SECTIONS
 from llmexplore.benchmarks.grids.grid_schema import BLOCK_KEYS, MAX_CELLS, PARENT_METHOD, TOP_KEYS, Resources, Suite
 from llmexplore.benchmarks.run.budget import GRID_STEPS
 from llmexplore.benchmarks.run.spec import ParentSpec, ResolvedRun, RunSpec, cell_id, resolve, validation_problems
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.config import LMConfig
 from llmexplore.paths import inside
 
@@ -113,11 +113,13 @@ class _Problems:
 
 
 def _set_dotted(target: dict, key: str, value: Any) -> None:
+    if not isinstance(key, str):  # YAML reads `null:`, `true:` or `5:` as a value, not a name
+        raise ConfigError(f"the key {shown(key)} is not a run-spec field name (e.g. seed, train.batch_size)")
     parts = key.split(".")
     for part in parts[:-1]:
         target = target.setdefault(part, {})
         if not isinstance(target, dict):
-            raise ConfigError(f"'{key}': '{part}' is not a mapping")
+            raise ConfigError(f"{shown(key)}: {shown(part)} is not a mapping")
     target[parts[-1]] = copy.deepcopy(yaml_lines.plain(value))
 
 
@@ -125,7 +127,7 @@ def _apply(cell: dict, lines: dict[str, int], values: dict, line_source: Any, pr
     for key, value in values.items():
         line = yaml_lines.line_of(line_source, key)
         try:
-            if isinstance(value, dict) and "." not in key and isinstance(cell.get(key), dict):
+            if isinstance(value, dict) and "." not in str(key) and isinstance(cell.get(key), dict):
                 merged = copy.deepcopy(cell[key])
                 for sub_key, sub_value in value.items():
                     _set_dotted(merged, sub_key, sub_value)
@@ -143,9 +145,8 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
     path = Path(path)
     data = yaml_lines.load(path)
     problems = _Problems(path)
-    for key in data:
-        if key not in TOP_KEYS:
-            problems.add(yaml_lines.line_of(data, key), f"unknown key '{key}' (valid: {', '.join(sorted(TOP_KEYS))})")
+    for key in set(data) - TOP_KEYS:
+        problems.add(yaml_lines.line_of(data, key), f"unknown key {shown(key)} (valid: {', '.join(sorted(TOP_KEYS))})")
     name = data.get("name") or path.stem
     try:  # a grid writes under results/<its name> unless told where
         out = Path(out_dir or data.get("output") or inside("results", safe_name(str(name)), what="the grid's name"))
@@ -189,9 +190,8 @@ def load_grid(path: str | Path, out_dir: str | Path | None = None) -> Grid:
         if not isinstance(block, dict):
             problems.add(block_line, "a block must be a mapping with 'set', 'vary' and/or 'tied'")
             continue
-        for key in block:
-            if key not in BLOCK_KEYS:
-                problems.add(yaml_lines.line_of(block, key), f"unknown block key '{key}' (valid: set, vary, tied)")
+        for key in set(block) - BLOCK_KEYS:
+            problems.add(yaml_lines.line_of(block, key), f"unknown block key {shown(key)} (valid: set, vary, tied)")
         raw_cells.extend(_expand_block(block, block_line, defaults, data, suite, lm, problems))
 
     cells = _make_cells(raw_cells, out, suite, path, problems)
@@ -320,11 +320,9 @@ def _make_cells(raw: list[tuple[dict, dict[str, int]]], out: Path, suite: Suite,
 def _match_device_to_gpus(values: dict, resources: Resources, line: int, problems: _Problems) -> None:
     """A cell given GPUs trains on one: its device becomes 'gpu' unless it says 'cpu', which would
     leave the GPU idle and is reported."""
-    if resources.gpus <= 0:
-        return
     train = values.get("train")
-    if train is not None and not isinstance(train, dict):
-        return  # RunSpec reports the malformed value
+    if resources.gpus <= 0 or not isinstance(train, (dict, type(None))):
+        return  # no GPU asked for, or a malformed train that RunSpec reports
     device = (train or {}).get("device")
     if device == "cpu":
         problems.add(line, f"suite.resources.gpus is {resources.gpus:g} but train.device is 'cpu': the GPU would "

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.yaml_input import SafeLoader, load_yaml
 
 
@@ -37,7 +37,7 @@ def _mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         if key in out:
-            raise ConfigError(f"line {key_node.start_mark.line + 1}: key '{key}' appears twice in one mapping")
+            raise ConfigError(f"line {key_node.start_mark.line + 1}: key {shown(key)} appears twice in one mapping")
         out[key] = loader.construct_object(value_node, deep=True)
         out.lines[key] = value_node.start_mark.line + 1
     return out

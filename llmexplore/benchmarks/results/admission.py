@@ -3,7 +3,8 @@
 A record is a file anyone can copy, edit or damage, and the leaderboard once counted whatever
 said ``"status": "complete"``: a cell copied into a second folder as a second seed, a record whose
 cell name says one run and whose spec another, a "complete" run with 10 of its 4,096 env steps,
-NaN, infinite or impossible metric values (a 200% Crafter score), tasks no family knows. Every
+NaN, infinite, enormous (``statistics.MAX_MAGNITUDE``) or impossible metric values (a 200% Crafter score),
+tasks no family knows. Every
 record is checked here before aggregation; a refused one is listed with the reason and the fix in
 every leaderboard output, and counts nowhere (seed counts and means use the same rows).
 """
@@ -14,7 +15,8 @@ import math
 from fnmatch import fnmatchcase
 from typing import Any
 
-from llmexplore.benchmarks.run.record import RecordedSpec, RunRecord
+from llmexplore.benchmarks.results.statistics import MAX_MAGNITUDE
+from llmexplore.benchmarks.run.record import CurvePoint, RecordedSpec, RunRecord
 from llmexplore.envs.registry import find_family, task_names
 
 #: ranges every family's final metrics keep (``fnmatch`` patterns; a family adds its own)
@@ -56,6 +58,9 @@ def record_problem(record: RunRecord) -> str | None:
         problem = _value_problem(name, value, ranges)
         if problem:
             return f"{problem}; {_MOVE_OUT}"
+    problem = _curve_problem(record.curve)
+    if problem:
+        return f"{problem}; {_MOVE_OUT}"
     if not math.isfinite(record.wall_seconds) or record.wall_seconds < 0:
         return f"its wall_seconds {record.wall_seconds!r} is not a duration; {_MOVE_OUT}"
     return None
@@ -64,7 +69,22 @@ def record_problem(record: RunRecord) -> str | None:
 def _value_problem(name: str, value: float, ranges: dict[str, tuple[float, float]]) -> str | None:
     if not math.isfinite(value):
         return f"its final {name} is {value!r}, not a finite number"
+    if abs(value) > MAX_MAGNITUDE:
+        return (f"its final {name} is {value:g}, beyond ±{MAX_MAGNITUDE:g}, the largest magnitude a sound run "
+                f"reaches and the statistics take")
     for pattern, (low, high) in ranges.items():
         if fnmatchcase(name, pattern) and not low <= value <= high:
             return f"its final {name} is {value:g}, outside the possible range [{low:g}, {high:g}]"
+    return None
+
+
+def _curve_problem(curve: list[CurvePoint]) -> str | None:
+    """The first learning-curve value the leaderboard's curves could not average (not finite, or beyond
+    ``MAX_MAGNITUDE``); a bin without episodes holds None, which is fine."""
+    for point in curve:
+        for name in ("episode_return", "intrinsic_return", "metric"):
+            value = getattr(point, name)
+            if value is not None and not (math.isfinite(value) and abs(value) <= MAX_MAGNITUDE):
+                return (f"its learning curve's {name} at {point.env_steps:,} env steps is {value!r}, not a "
+                        f"finite number within ±{MAX_MAGNITUDE:g}")
     return None

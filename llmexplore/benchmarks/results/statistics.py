@@ -27,11 +27,29 @@ BOOTSTRAP_REPS = 2000
 FEW_RUNS = 5
 #: the score the optimality gap counts shortfalls from (1 = the normalisation's upper reference point)
 OPTIMALITY_THRESHOLD = 1.0
+#: the largest magnitude a value may have here. The standard error squares differences of values, and a
+#: return of 1e300 made it overflow to "± inf"; below 1e15 every mean, square and interval stays finite (a
+#: squared difference is under 4e30, float64 reaches 1.8e308) and whole numbers stay exact (2**53 is 9e15).
+#: No sound final metric comes near it: budgets stop at 1e12 env steps (``number_input.MAX_STEPS``), so a
+#: return of 1e15 is 1,000 reward on every step of the largest budget. The leaderboard's admission refuses
+#: a record holding a value beyond it (``admission.py``); here such a value is a programming error.
+MAX_MAGNITUDE = 1e15
+
+
+def checked(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """``values`` as a float array, or a ValueError naming a value that is infinite or beyond
+    ``MAX_MAGNITUDE``: every statistic here is finite for what passes (NaN, a missing value, passes)."""
+    x = np.asarray(values, dtype=float)
+    magnitudes = np.abs(x[~np.isnan(x)])
+    if magnitudes.size and not magnitudes.max() <= MAX_MAGNITUDE:
+        worst = x[~np.isnan(x)][np.argmax(magnitudes)]
+        raise ValueError(f"statistics take values within ±{MAX_MAGNITUDE:g}, not {worst!r}")
+    return x
 
 
 def iqm(values: Sequence[float] | np.ndarray) -> float:
     """Mean of the middle 50% of values (25% trimmed from each end)."""
-    x = np.asarray(values, dtype=float)
+    x = checked(values)
     x = x[~np.isnan(x)]
     if x.size == 0:
         return float("nan")
@@ -40,7 +58,7 @@ def iqm(values: Sequence[float] | np.ndarray) -> float:
 
 def mean_and_se(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Mean and standard error of the mean (nan for the error with a single value)."""
-    x = np.asarray(values, dtype=float)
+    x = checked(values)
     x = x[~np.isnan(x)]
     if x.size == 0:
         return float("nan"), float("nan")
@@ -50,7 +68,7 @@ def mean_and_se(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
 
 def optimality_gap(values: Sequence[float] | np.ndarray, gamma: float = OPTIMALITY_THRESHOLD) -> float:
     """Mean shortfall of the runs below ``gamma``: mean of max(gamma - x, 0) (lower is better)."""
-    x = np.asarray(values, dtype=float)
+    x = checked(values)
     x = x[~np.isnan(x)]
     if x.size == 0:
         return float("nan")
@@ -59,7 +77,7 @@ def optimality_gap(values: Sequence[float] | np.ndarray, gamma: float = OPTIMALI
 
 def task_means(strata: Sequence[Sequence[float]]) -> np.ndarray:
     """Each task's mean score (the unit rliable's median and mean aggregate over)."""
-    return np.array([np.nanmean(np.asarray(s, dtype=float)) for s in strata if len(s)])
+    return np.array([np.nanmean(checked(s)) for s in strata if len(s)])
 
 
 def median_of_task_means(strata: Sequence[Sequence[float]]) -> float:
@@ -96,7 +114,7 @@ def stratified_bootstrap_intervals(
     With one value per stratum every resample is the data itself, so there is no interval:
     the answer is (nan, nan), never the degenerate [x, x].
     """
-    arrays = [np.asarray(s, dtype=float) for s in strata if len(s)]
+    arrays = [checked(s) for s in strata if len(s)]
     if not arrays or max(a.size for a in arrays) < 2:
         return {name: (float("nan"), float("nan")) for name in statistics}
     rng = np.random.default_rng(seed)
@@ -125,7 +143,7 @@ def stratified_bootstrap_ci(
 def aggregate_estimates(strata: Sequence[Sequence[float]], reps: int = BOOTSTRAP_REPS,
                         seed: int = 0) -> dict[str, tuple[float, float, float]]:
     """rliable's four aggregates: name -> (point, low, high), intervals from one set of resamples."""
-    arrays = [np.asarray(s, dtype=float) for s in strata if len(s)]
+    arrays = [checked(s) for s in strata if len(s)]
     intervals = stratified_bootstrap_intervals(arrays, AGGREGATES, reps=reps, seed=seed)
     return {name: (statistic(arrays), *intervals[name]) for name, statistic in AGGREGATES.items()}
 
@@ -156,7 +174,7 @@ def interval_meaning(runs: int) -> str:
 def probability_of_improvement(x_by_task: Sequence[Sequence[float]], y_by_task: Sequence[Sequence[float]]) -> float:
     """P(X > Y) of Agarwal et al. (2021): per task the chance that a run of X beats a run of Y
     (the Mann-Whitney U statistic over all pairs, ties counting 1/2), averaged over tasks."""
-    per_task = [_pairwise_win_rate(np.asarray(x, dtype=float)[None], np.asarray(y, dtype=float)[None])[0]
+    per_task = [_pairwise_win_rate(checked(x)[None], checked(y)[None])[0]
                 for x, y in zip(x_by_task, y_by_task)]
     return float(np.mean(per_task)) if per_task else float("nan")
 
@@ -175,8 +193,8 @@ def probability_of_improvement_ci(
     seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile interval of P(X > Y): the runs of X and of Y are resampled independently within each task."""
-    xs = [np.asarray(x, dtype=float) for x in x_by_task]
-    ys = [np.asarray(y, dtype=float) for y in y_by_task]
+    xs = [checked(x) for x in x_by_task]
+    ys = [checked(y) for y in y_by_task]
     if not xs or max(max(x.size, y.size) for x, y in zip(xs, ys)) < 2:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
@@ -192,7 +210,7 @@ def probability_of_improvement_ci(
 
 def performance_profile(strata: Sequence[Sequence[float]], thresholds: np.ndarray) -> np.ndarray:
     """Fraction of runs whose score exceeds each threshold, per task, averaged over tasks."""
-    arrays = [np.asarray(s, dtype=float) for s in strata if len(s)]
+    arrays = [checked(s) for s in strata if len(s)]
     return np.mean([(a[:, None] > thresholds[None, :]).mean(axis=0) for a in arrays], axis=0)
 
 
@@ -204,7 +222,7 @@ def performance_profile_band(
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise percentile band of the profile under a stratified bootstrap (nan with one run per task)."""
-    arrays = [np.asarray(s, dtype=float) for s in strata if len(s)]
+    arrays = [checked(s) for s in strata if len(s)]
     if not arrays or max(a.size for a in arrays) < 2:
         empty = np.full(thresholds.shape, np.nan)
         return empty, empty

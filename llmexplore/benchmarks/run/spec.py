@@ -12,11 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
                                            load_checkpoint_file)
-from llmexplore.agents.train_config import TrainConfig, network_encoder
+from llmexplore.agents.train_config import TrainConfig, check_sf_args, network_encoder
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.benchmarks.run.budget import CLI_STEPS, Steps, choose_steps
 from llmexplore.envs import get_task, make_adapter
-from llmexplore.errors import ConfigError, UserError, validation_problems
+from llmexplore.errors import ConfigError, UserError, shown, validation_problems
 from llmexplore.lm.check import check_lm
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods import CheckContext, get_method, parse_options
@@ -103,41 +103,31 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True,
              or spec.train.model_copy(update={"preset": None}).resolved(family, here=check_device))
     if adapter is not None:
         attempt("train", lambda: network_encoder(task.family, train.network))
-    if task is not None:
-        budget = attempt("steps", lambda: choose_steps(spec.steps, task, train.num_workers, steps_spelling))
-    else:  # a budget given as a number is still checked against the batch
-        budget = spec.steps if isinstance(spec.steps, int) else None
+    attempt("train", lambda: check_sf_args(train.sf_args))  # the engine's own check, before anything runs
+    # without a task, a budget given as a number is still checked against the batch
+    budget = (attempt("steps", lambda: choose_steps(spec.steps, task, train.num_workers, steps_spelling))
+              if task is not None else spec.steps if isinstance(spec.steps, int) else None)
     problems.extend(_check_training(train, budget))
     if check_device and method is not None and options is not None:
         problems.extend(_machine_problems(train, spec.lm, method.uses_lm))
-    parent_checkpoint = None
-    if spec.parent is not None:
-        if check_parent:
-            parent_checkpoint = attempt("parent", lambda: _check_parent(spec.parent))
-        else:
-            attempt("parent", lambda: _check_reset_parts(spec.parent))
-    if problems:
-        if len(problems) == 1:
-            raise ConfigError(problems[0][1], problems=problems)
-        raise ConfigError("\n".join(f"- {msg}" for _, msg in problems), problems=problems)
     parent = spec.parent
-    if parent_checkpoint:
-        parent = parent.model_copy(update={"checkpoint": parent_checkpoint})
+    if parent is not None:  # without check_parent only its reset parts (_check_reset_parts returns None)
+        checkpoint = attempt("parent", lambda: (_check_parent if check_parent else _check_reset_parts)(parent))
+        parent = parent.model_copy(update={"checkpoint": checkpoint}) if checkpoint else parent
+    _refuse(problems)
     return ResolvedRun(
-        method=method.name,
-        task=task.name,
-        seed=spec.seed,
-        steps=budget,
+        method=method.name, task=task.name, seed=spec.seed, steps=budget,
         ext_coef=spec.ext_coef if spec.ext_coef is not None else task.default_ext_coef,
         int_coef=spec.int_coef if spec.int_coef is not None else method.default_int_coef,
-        method_options=options.model_dump(),
-        train=train,
-        lm=spec.lm,
-        parent=parent,
-        label=spec.label or spec.method,
-        encoder=network_encoder(task.family, train.network),
-        policy_keys=tuple(method.policy_keys),
-    )
+        method_options=options.model_dump(), train=train, lm=spec.lm, parent=parent, label=spec.label or spec.method,
+        encoder=network_encoder(task.family, train.network), policy_keys=tuple(method.policy_keys))
+
+
+def _refuse(problems: list[tuple[str, str]]) -> None:
+    """One ConfigError naming every problem (a single one reads as itself), or nothing without problems."""
+    if problems:
+        raise ConfigError(problems[0][1] if len(problems) == 1 else "\n".join(f"- {msg}" for _, msg in problems),
+                          problems=problems)
 
 
 def settle_here(run: ResolvedRun) -> ResolvedRun:
@@ -149,10 +139,7 @@ def settle_here(run: ResolvedRun) -> ResolvedRun:
     from llmexplore.methods import get_method
 
     train = run.train.settled_here()
-    problems = _machine_problems(train, run.lm, get_method(run.method).uses_lm)
-    if problems:
-        raise ConfigError("\n".join(f"- {msg}" for _, msg in problems) if len(problems) > 1 else problems[0][1],
-                          problems=problems)
+    _refuse(_machine_problems(train, run.lm, get_method(run.method).uses_lm))
     return run if train == run.train else run.model_copy(update={"train": train})
 
 
@@ -245,7 +232,8 @@ def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
 def _check_reset_parts(parent: ParentSpec) -> None:
     bad = sorted(set(parent.reset) - set(POLICY_PARTS))
     if bad:
-        raise ConfigError(f"parent.reset names unknown parts {bad}", hint=f"valid parts: {sorted(POLICY_PARTS)}")
+        raise ConfigError(f"parent.reset names unknown parts {shown(bad)}",
+                          hint=f"valid parts: {sorted(POLICY_PARTS)}")
 
 
 def _check_parent(parent: ParentSpec) -> str:

@@ -15,7 +15,7 @@ from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter
 from llmexplore.envs.crafter import stats as crafter_stats
 from llmexplore.envs.crafter import text, worldgen
 from llmexplore.envs.crafter.render import FastItemView, FastLocalView, FastSemanticView
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 
 VIEW_W, VIEW_H = 9, 7  # cells of the world the agent sees (Crafter's 9x9 view minus 2 item rows)
 ACTIONS = tuple(crafter.constants.actions)
@@ -29,7 +29,7 @@ def render_path() -> str:
     """The Crafter path this process uses: ``accelerated`` (default) or Crafter's own ``reference`` code."""
     value = os.environ.get(RENDER_ENV, "").strip() or RENDER_PATHS[0]
     if value not in RENDER_PATHS:
-        raise ConfigError(f"unknown {RENDER_ENV}={value!r}",
+        raise ConfigError(f"unknown {RENDER_ENV}={shown(value)}",
                           hint=f"set it to one of {list(RENDER_PATHS)} or leave it unset (accelerated)")
     return value
 
@@ -132,7 +132,7 @@ def make_crafter(render: str | None = None, **kwargs) -> crafter.Env:
     """A seedable crafter.Env on the chosen path (default: ``render_path()``)."""
     render = render_path() if render is None else render
     if render not in RENDER_PATHS:
-        raise ConfigError(f"unknown Crafter render path {render!r}", hint=f"choose from {list(RENDER_PATHS)}")
+        raise ConfigError(f"unknown Crafter render path {shown(render)}", hint=f"choose from {list(RENDER_PATHS)}")
     return (_AcceleratedCrafter if render == "accelerated" else _ReproducibleCrafter)(**kwargs)
 
 

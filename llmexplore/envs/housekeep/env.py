@@ -40,7 +40,7 @@ from llmexplore.envs.housekeep.vocab import (
     Vocabulary,
 )
 from llmexplore.envs.housekeep.world import NUM_ACTIONS, Rearrangement, action_names
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 
 #: actions per episode: about 3x what the oracle policy needs on the hardest published
 #: episode of the shared scenes (12 to 34 actions, median 21), so exploring is affordable
@@ -86,7 +86,7 @@ class HousekeepEnv(gym.Env):
         if not scenes:
             raise ConfigError("HousekeepEnv needs at least one scene")
         if goals not in ("annotations", "published"):
-            raise ConfigError(f"unknown Housekeep goals '{goals}'", hint="use 'annotations' or 'published'")
+            raise ConfigError(f"unknown Housekeep goals {shown(goals)}", hint="use 'annotations' or 'published'")
         if max_steps < 1:
             raise ConfigError(f"max_steps must be positive, not {max_steps}")
         self.scenes = list(scenes)

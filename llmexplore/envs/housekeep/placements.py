@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Literal, Sequence
 from llmexplore.envs.housekeep.data import Annotations
 from llmexplore.envs.housekeep.text import View, pick_goal, place_goal
 from llmexplore.envs.housekeep.vocab import RECEPTACLE_ALIASES, normalize
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 
 #: answer(object, receptacle, room) -> should the object be stored there?
 AnswerFn = Callable[[str, str, str], "bool | None"]
@@ -74,7 +74,7 @@ class PlacementJudge:
                                   ("room", t, self.vocab.rooms)):
             if name not in known:
                 close = difflib.get_close_matches(name, known, n=3)
-                raise ConfigError(f"unknown Housekeep {kind} '{name}'",
+                raise ConfigError(f"unknown Housekeep {kind} {shown(name)}",
                                   hint=("did you mean " + " or ".join(close) + "?") if close else None)
         return o, r, t
 

@@ -17,7 +17,7 @@ import numpy as np
 from nle import nethack
 
 from llmexplore.envs.nethack.text import decode_message
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 
 #: what NetHack says when the player kills a monster ("You kill the newt!", "You destroy the
 #: zombie!" for the undead and golems); a pet's or another monster's kill does not match
@@ -145,7 +145,7 @@ class GameState:
     def stat(self, name: str) -> int:
         """A blstats field by short name (see ``BLSTATS``)."""
         if name not in BLSTATS:
-            raise ConfigError(f"unknown blstats field '{name}'", hint=f"choose from {sorted(BLSTATS)}")
+            raise ConfigError(f"unknown blstats field {shown(name)}", hint=f"choose from {sorted(BLSTATS)}")
         return int(self.blstats[BLSTATS[name]])
 
     dnum = property(lambda self: int(self.blstats[nethack.NLE_BL_DNUM]))

@@ -50,7 +50,7 @@ import numpy as np
 from nle import nethack
 
 from llmexplore.envs.nethack import tasks, zero_shot
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 
 SCENES = ("shop", "altar")
 #: games tried per episode before giving up (one Minetown in seven has no shop)
@@ -307,7 +307,7 @@ def character_options(character: str) -> tuple[str, ...]:
     if parts == ["@"]:
         return ()
     if len(parts) != len(_CHARACTER_KEYS):
-        raise ConfigError(f"unknown NetHack character '{character}'", hint="use role-race-align-gender, "
+        raise ConfigError(f"unknown NetHack character {shown(character)}", hint="use role-race-align-gender, "
                           "e.g. 'mon-hum-neu-mal', or '@' for a random one")
     return tuple(f"{key}:{value}" for key, value in zip(_CHARACTER_KEYS, parts))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.cache import CachedLM, LMCache
 from llmexplore.lm.config import LMConfig
@@ -41,7 +41,7 @@ def make_backend(config: LMConfig) -> LanguageModel:
 
         _only(options, {"system", "device", "dtype", "batch_size", "threads", "autocast"}, "transformers")
         return TransformersBackend(config.model, endpoint=config.endpoint, **options)
-    raise ConfigError(f"unknown LM backend {config.backend!r}", hint=f"backends: {', '.join(BACKENDS)}")
+    raise ConfigError(f"unknown LM backend {shown(config.backend)}", hint=f"backends: {', '.join(BACKENDS)}")
 
 
 def make_lm(config: LMConfig | dict[str, Any] | None = None, *, cache_dir: str | os.PathLike | None = None

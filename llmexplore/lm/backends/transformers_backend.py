@@ -25,7 +25,7 @@ import logging
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from llmexplore.errors import ConfigError, require
+from llmexplore.errors import ConfigError, require, shown
 from llmexplore.lm.backends.hf_weights import resolve_weights, weights_fingerprint
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
@@ -45,9 +45,9 @@ class TransformersBackend(LanguageModel):
         if batch_size < 1:
             raise ConfigError("the transformers backend's batch_size must be at least 1")
         if not hasattr(torch, dtype):
-            raise ConfigError(f"unknown dtype {dtype!r}", hint="float32, bfloat16 or float16")
+            raise ConfigError(f"unknown dtype {shown(dtype)}", hint="float32, bfloat16 or float16")
         if autocast not in (None, "bfloat16", "float16"):
-            raise ConfigError(f"unknown autocast dtype {autocast!r}", hint="bfloat16, float16, or leave it unset")
+            raise ConfigError(f"unknown autocast dtype {shown(autocast)}", hint="bfloat16, float16, or leave it unset")
         if threads:
             torch.set_num_threads(int(threads))
         self._torch = torch

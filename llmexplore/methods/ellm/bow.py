@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 from pydantic import Field
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
 from llmexplore.methods.ellm.embedding import resolve_model_path
 from llmexplore.methods.ellm.word_vectors import WordPieceVectors, cosine
@@ -57,10 +57,10 @@ def goal_text(options: ELLMBoWOptions, prompts: str | None) -> str:
 
         goals = load_prompts(prompts).table("motif_preference", "goals")
         if options.goal not in goals:
-            raise ConfigError(f"unknown goal {options.goal!r} for ellm-bow", hint=f"goals: {', '.join(goals)}")
+            raise ConfigError(f"unknown goal {shown(options.goal)} for ellm-bow", hint=f"goals: {', '.join(goals)}")
         text = goals[options.goal]
     if not text.strip():
-        raise ConfigError(f"ellm-bow needs a non-empty goal text (goal {options.goal!r} has none)",
+        raise ConfigError(f"ellm-bow needs a non-empty goal text (goal {shown(options.goal)} has none)",
                           hint="choose another goal, or set goal_text")
     return text
 

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.methods.maestro.checking import check_result
 from llmexplore.methods.maestro.codegen import TRAINING, CodeTarget
 from llmexplore.methods.maestro.sandbox import (DEFAULT_LIMITS, CodeFailed, CodeRejected, FunctionSpec,
@@ -35,7 +35,7 @@ def policy_path(policy: str) -> str:
         return "policies/training.py"
     if policy.startswith(TASK_PREFIX) and policy[len(TASK_PREFIX):]:
         return CodeTarget("task", policy[len(TASK_PREFIX):], "select_skill", "").path
-    raise ConfigError(f"unknown policy over skills {policy!r}", hint="use 'training' or 'task:<task name>'")
+    raise ConfigError(f"unknown policy over skills {shown(policy)}", hint="use 'training' or 'task:<task name>'")
 
 
 def load_code(root: Path, rel: str, spec: FunctionSpec, limits: Limits) -> SandboxedCode:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 
 ZERO_SHOT_MODULE = "llmexplore.envs.nethack.zero_shot"
 #: the published task names our oracle has reference policies for
@@ -35,8 +35,8 @@ def get_zero_shot_task(name: str) -> Any:
     """The zero-shot task record named ``name``; ConfigError when it is unknown or no tasks are installed."""
     tasks = zero_shot_tasks()
     if not tasks:
-        raise ConfigError(f"unknown zero-shot task '{name}': no zero-shot tasks are installed "
+        raise ConfigError(f"unknown zero-shot task {shown(name)}: no zero-shot tasks are installed "
                           f"({ZERO_SHOT_MODULE} is missing)")
     if name not in tasks:
-        raise ConfigError(f"unknown zero-shot task '{name}'", hint=f"tasks: {', '.join(sorted(tasks))}")
+        raise ConfigError(f"unknown zero-shot task {shown(name)}", hint=f"tasks: {', '.join(sorted(tasks))}")
     return tasks[name]

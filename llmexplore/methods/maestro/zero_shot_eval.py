@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from llmexplore.atomic import atomic_write_json
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.config import LMConfig
 from llmexplore.methods.maestro.codegen import generate_code, task_target
 from llmexplore.methods.maestro.program import TASK_PREFIX
@@ -77,7 +77,7 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     if episodes < 1:
         raise ConfigError(f"--episodes must be at least 1 (got {episodes})")
     if metric not in METRICS:
-        raise ConfigError(f"unknown metric '{metric}'", hint=f"metrics: {', '.join(METRICS)}")
+        raise ConfigError(f"unknown metric {shown(metric)}", hint=f"metrics: {', '.join(METRICS)}")
     task = get_zero_shot_task(task_name)
     policy = load_policy(run_dir, checkpoint)
     settings = policy.settings

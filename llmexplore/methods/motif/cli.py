@@ -8,7 +8,7 @@ import time
 
 from llmexplore.atomic import require_output_dir
 from llmexplore.commands import Handler, command
-from llmexplore.errors import ConfigError, UserError
+from llmexplore.errors import ConfigError, UserError, shown
 from llmexplore.lm.arguments import add_lm_arguments, lm_config_from_args
 from llmexplore.number_input import number_type, seed_type
 
@@ -71,7 +71,7 @@ def _chunk(text: str) -> tuple[int, int]:
     try:
         k, n = (int(x) for x in text.split("/"))
     except ValueError:
-        raise ConfigError(f"--chunk {text!r} must look like K/N, e.g. 0/4") from None
+        raise ConfigError(f"--chunk {shown(text)} must look like K/N, e.g. 0/4") from None
     return k, n
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.parsing import DeclaredAnswer, Parsed
 from llmexplore.lm.questions import NO_SHORTCUT, Question, register_question_kind
 from llmexplore.lm.templates import PromptLibrary
@@ -40,7 +40,7 @@ class MotifPreference(Question):
         super().__init__(version, prompts)
         goals = self.prompts.table(self.kind, "goals")
         if goal not in goals:
-            raise ConfigError(f"unknown Motif goal {goal!r}", hint=f"goals: {', '.join(goals)}")
+            raise ConfigError(f"unknown Motif goal {shown(goal)}", hint=f"goals: {', '.join(goals)}")
         self.goal = goal
         self.goal_instruction = goals[goal]
 

@@ -6,7 +6,7 @@ ONI-Ranking asks Motif's question (``methods/motif/questions.py``).
 
 from __future__ import annotations
 
-from llmexplore.errors import ConfigError
+from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.parsing import DeclaredAnswer, Parsed
 from llmexplore.lm.questions import Question, register_question_kind
 from llmexplore.lm.templates import PromptLibrary
@@ -31,7 +31,7 @@ class OniClassification(Question):
         super().__init__(version, prompts)
         goals = self.prompts.table(self.kind, "goals")
         if goal not in goals:
-            raise ConfigError(f"unknown ONI classification goal {goal!r}", hint=f"goals: {', '.join(goals)}")
+            raise ConfigError(f"unknown ONI classification goal {shown(goal)}", hint=f"goals: {', '.join(goals)}")
         self.goal = goal
         self.goal_instruction = goals[goal]
 
