@@ -33,7 +33,8 @@ def test_e3b_bonus_of_a_tiny_episode_worked_by_hand_with_a_reset_across_batches(
     second = e3b._episode_bonuses(phi[:, 2:], dones[:, 2:], np.array([5]))
     got = torch.cat([first, second], dim=1)[0].tolist()
     assert got == pytest.approx([1 / 1.1, 90.0, 0.0, 1 / 1.1], rel=1e-12)
-    assert torch.allclose(e3b.inverse_covariance[5], torch.diag(torch.tensor([10.0, 1 / 2.1], dtype=torch.float64)))
+    expected_cov_inv = torch.diag(torch.tensor([10.0, 1 / 2.1], dtype=torch.float64))  # C = diag(0.1, 2.1)
+    assert torch.allclose(e3b.inverse_covariance[5], expected_cov_inv)
 
 
 def test_e3b_one_new_direction_outweighs_an_episode_of_familiar_steps():
