@@ -109,6 +109,10 @@ class EnvFamily:
     #: env steps/s of whole training runs measured on a 16-core GPU machine (16 rollout workers, training on the
     #: GPU; docs/GPU.md), by network name ("*": any network); empty where not measured (``budget.training_rate``)
     gpu_machine_steps_per_second: Mapping[str, int] = field(default_factory=dict)
+    #: keys of the adapter's ``environment_info`` naming a version of the game itself (e.g. its simulator
+    #: package): records stating two versions of one are never ranked in one table (a new release can
+    #: change the game)
+    game_version_keys: tuple[str, ...] = ()
     #: None: the visualiser shows the adapter's caption as text
     screen: ScreenFactory | None = None
     #: names in ``llmexplore.data.catalog`` (or "balrog", shipped) the family's tasks or metrics read

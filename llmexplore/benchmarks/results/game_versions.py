@@ -1,7 +1,8 @@
 """One table, one game: records whose environment versions differ are never ranked together.
 
-Why: a new NLE (or MiniHack, or Crafter) release can change the game itself (its dungeon generation,
-messages, speed of play), so scores from two versions are two benchmarks. Likewise a row judged by the
+Why: a new release of a game's simulator (NLE, say) can change the game itself (its dungeon generation,
+messages, speed of play), so scores from two versions are two benchmarks; each family names the record
+keys that carry its game's versions (``EnvFamily.game_version_keys``). Likewise a row judged by the
 embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``). Records that do
 not say a version (written before it was recorded) are taken as they are; two versions a table's records
 do state are refused, naming the records of each.
@@ -15,8 +16,6 @@ from typing import Iterable
 from llmexplore.benchmarks.results.aggregate import Run
 from llmexplore.errors import DataError
 
-#: the record's environment keys naming the game's own packages
-GAME_KEYS = ("nle", "minihack", "crafter")
 #: the record's environment key naming the embedded oracle's rules version (one per table row)
 ORACLE_KEY = "oracle_rules_version"
 
@@ -28,7 +27,7 @@ def version_conflicts(runs: Iterable[Run]) -> list[str]:
     by_row: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         environment, spec = run.record.environment, run.record.spec
-        for key in GAME_KEYS:
+        for key in _game_keys(spec.task):
             if environment.get(key) is not None:
                 by_task[(spec.task, key)][str(environment[key])].append(str(run.path))
         if environment.get(ORACLE_KEY) is not None:
@@ -42,6 +41,18 @@ def version_conflicts(runs: Iterable[Run]) -> list[str]:
                                for version, paths in sorted(versions.items()))
             problems.append(f"{where} mixes {len(versions)} versions of {key} ({listed})")
     return problems
+
+
+def _game_keys(task: str) -> tuple[str, ...]:
+    """The record keys naming versions of the task's game (``EnvFamily.game_version_keys``); none for a task
+    this llmexplore does not know."""
+    from llmexplore.envs.registry import get_family, get_task
+    from llmexplore.errors import UserError
+
+    try:
+        return get_family(get_task(task).family).game_version_keys
+    except UserError:
+        return ()
 
 
 def refuse_mixed_versions(runs: Iterable[Run]) -> None:

@@ -75,5 +75,6 @@ FAMILY = EnvFamily(
     gpu_machine_steps_per_second={"*": 14_746},
     screen=ScreenFactory("llmexplore.viz.screens:ImageScreen", {"key": "image", "scale": 6}),
     data_sources=("crafter",),
+    game_version_keys=("crafter",),
     oracle_answers={"ellm_goals": "llmexplore.envs.crafter.oracle:ellm_goals_answer"},
 )

@@ -84,5 +84,6 @@ FAMILY = EnvFamily(
     # 0.65 x NetHack Score's 1,300: `none` trained KeyRoom-S15 at 273 env steps/s beside NetHack Score's 421 on the
     # loaded 2-core machine (tests/perf/bench_minihack.py)
     reference_steps_per_second=850,
+    game_version_keys=("nle", "minihack"),
     screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
 )

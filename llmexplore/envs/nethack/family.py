@@ -95,6 +95,7 @@ FAMILY = EnvFamily(
     gpu_machine_steps_per_second={"published": 15_565, "small": 31_949},
     screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
     data_sources=("balrog",),
+    game_version_keys=("nle",),
     oracle_answers={"motif_preference": "llmexplore.envs.nethack.oracle:motif_answer",
                     "oni_classification": "llmexplore.envs.nethack.oracle:oni_answer"},
 )
