@@ -181,12 +181,18 @@ def _method_options(method: Any, as_json: bool) -> int:
              "description": field.description or ""}
             for name, field in method.Options.model_fields.items()]
     if as_json:
-        print(json.dumps({"method": method.name, "c_int": method.default_int_coef, "options": rows},
-                         indent=2, default=str))
+        presets = {name: {"options": dict(p.options), "c_int": p.int_coef, "source": p.source}
+                   for name, p in method.presets.items()}
+        print(json.dumps({"method": method.name, "c_int": method.default_int_coef, "options": rows,
+                          "presets": presets}, indent=2, default=str))
         return 0
     print(f"{method.name}: {method.description}; default c_int {method.default_int_coef}")
     print_table(["option", "default", "description"],
            [[r["option"], "-" if r["default"] is None else r["default"], r["description"]] for r in rows])
+    for name, preset in method.presets.items():  # -o preset=NAME
+        sets = ", ".join(f"{k}={v}" for k, v in preset.options.items())
+        coef = f", c_int {preset.int_coef:g}" if preset.int_coef is not None else ""
+        print(f"preset {name}: {sets}{coef} ({preset.source})")
     return 0
 
 

@@ -115,6 +115,18 @@ class RewardBatch:
         return tuple(self.actions.shape[:2])  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class MethodPreset:
+    """A named set of a method's published settings (``-o preset=NAME``): options given explicitly win."""
+
+    #: option values the preset sets
+    options: Mapping[str, Any]
+    #: c_int the preset implies when the run sets none (None: the method's default)
+    int_coef: float | None
+    #: where the settings come from, and what of them no option reproduces
+    source: str
+
+
 class IntrinsicReward(ABC):
     """Base class of exploration methods. Register subclasses with ``@register_method``."""
 
@@ -136,6 +148,14 @@ class IntrinsicReward(ABC):
     #: those of the sequential order, and a free core takes the method's training off the wall time.
     update_beside_policy: ClassVar[bool] = False
     Options: ClassVar[type[MethodOptions]] = MethodOptions
+    #: named sets of published settings, chosen with the option ``preset`` (which the Options then declare)
+    presets: ClassVar[Mapping[str, MethodPreset]] = {}
+
+    @classmethod
+    def int_coef_for(cls, options: MethodOptions) -> float:
+        """c_int of a run that sets none: its preset's, else the method's default."""
+        preset = cls.presets.get(getattr(options, "preset", None) or "")
+        return preset.int_coef if preset is not None and preset.int_coef is not None else cls.default_int_coef
 
     def __init__(self, options: MethodOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         self.options = options

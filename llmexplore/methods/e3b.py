@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import Field
 
-from llmexplore.methods.base import CheckContext, IntrinsicReward, MethodContext, MethodOptions, RewardBatch
+from llmexplore.methods.base import (CheckContext, IntrinsicReward, MethodContext, MethodOptions, MethodPreset,
+                                     RewardBatch)
 from llmexplore.methods.registry import register_method
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,6 +56,11 @@ class E3BOptions(MethodOptions):
         None, gt=0, allow_inf_nan=False,
         description="clip the gradient norm of φ and of the inverse head, each on its own (published: 40 "
                     "with IMPALA, 4 with sample-factory); null: no clipping")
+    preset: Literal["published", "sample-factory"] | None = Field(
+        None, description="published settings by name, filling the options not given: 'published' the paper's "
+                          "MiniHack code (φ ends in a ReLU, gradients clipped at 40, c_int 1), 'sample-factory' "
+                          "the authors' sample-factory version (a LayerNorm, clipped at 4, c_int 1); both normalise "
+                          "by the running std (docs/METHODS.md, E3B, Deviations)")
 
 
 @register_method
@@ -65,6 +71,15 @@ class E3B(IntrinsicReward):
     default_int_coef = 1.0  # published on MiniHack, with normalised bonuses
     update_beside_policy = True  # update reads the batch and trains its own networks only
     Options = E3BOptions
+    presets = {
+        "published": MethodPreset(
+            {"embedding_output": "relu", "max_grad_norm": 40.0}, 1.0,
+            "E3B's IMPALA code behind the paper's MiniHack curves (src/models.py, src/arguments.py); its bonus "
+            "divisor is not reproduced (the running std here, see Deviations)"),
+        "sample-factory": MethodPreset(
+            {"embedding_output": "layernorm", "max_grad_norm": 4.0}, 1.0,
+            "the authors' sample-factory version of E3B for MiniHack (train_minihack.py, learner.py)"),
+    }
 
     def __init__(self, options: E3BOptions, context: MethodContext, obs_space: gym.spaces.Dict):
         import torch

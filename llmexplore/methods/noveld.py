@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 from pydantic import Field
 
 from llmexplore.envs.base import ENV_UID_KEY
-from llmexplore.methods.base import CheckContext, MethodContext, RewardBatch, no_grad
+from llmexplore.methods.base import CheckContext, MethodContext, MethodPreset, RewardBatch, no_grad
 from llmexplore.methods.registry import register_method
 from llmexplore.methods.rnd import RND, NoveltyOptions
 
@@ -45,6 +45,10 @@ class NovelDOptions(NoveltyOptions):
     predictor_loss: Literal["mse", "norm"] = Field(
         "mse", description="the RND predictor's training loss: mean squared error (RND's) or the mean L2 "
                            "norm of the error (NovelD's and E3B's code)")
+    preset: Literal["published", "code"] | None = Field(
+        None, description="published settings by name, filling the options not given: 'published' E3B's MiniHack "
+                          "re-run of NovelD (α 0.1, L2-norm predictor loss, normalised, c_int 1), 'code' NovelD's "
+                          "own code defaults (α 0.5, L2-norm loss, not normalised, c_int 0.5)")
 
 
 @register_method
@@ -54,6 +58,15 @@ class NovelD(RND):
     description = "NovelD: positive novelty difference of RND, on first visits within an episode (LM-free)"
     default_int_coef = 0.5  # the published code's default coefficient
     Options = NovelDOptions
+    presets = {
+        "published": MethodPreset(
+            {"alpha": 0.1, "predictor_loss": "norm", "normalize": True}, 1.0,
+            "E3B's MiniHack re-run of NovelD (minihack/torchbeast/sweep_slurm_neurips_2022.py), normalised by the "
+            "running std rather than its IMPALA divisor"),
+        "code": MethodPreset(
+            {"alpha": 0.5, "predictor_loss": "norm", "normalize": False}, 0.5,
+            "NovelD's own code defaults (src/arguments.py, src/losses.py)"),
+    }
     artefact_options = ("model_path",)
 
     def __init__(self, options: NovelDOptions, context: MethodContext, obs_space: gym.spaces.Dict):

@@ -152,9 +152,18 @@ def get_method(name: str) -> type[IntrinsicReward]:
 
 
 def parse_options(method: type[IntrinsicReward], values: Mapping[str, Any] | None) -> MethodOptions:
-    """Validate a method's options, naming every bad key and value at once."""
+    """Validate a method's options, naming every bad key and value at once; a ``preset`` fills the options
+    it sets that ``values`` leaves out."""
+    values = dict(values or {})
+    name = values.get("preset")
+    if name is not None and method.presets:
+        if name not in method.presets:
+            raise ConfigError(f"method '{method.name}' has no preset {shown(name)}",
+                              hint=f"its presets: {', '.join(sorted(method.presets))} (`llmexplore methods "
+                                   f"{method.name}` says what each sets)")
+        values = {**method.presets[name].options, **values}
     try:
-        return method.Options(**dict(values or {}))
+        return method.Options(**values)
     except ValidationError as exc:
         problems = [f"{where}: {message}" for where, message in validation_problems(exc)]
         fields = ", ".join(method.Options.model_fields) or "(none)"

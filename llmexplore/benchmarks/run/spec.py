@@ -118,7 +118,7 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True,
     return ResolvedRun(
         method=method.name, task=task.name, seed=spec.seed, steps=budget,
         ext_coef=spec.ext_coef if spec.ext_coef is not None else task.default_ext_coef,
-        int_coef=spec.int_coef if spec.int_coef is not None else method.default_int_coef,
+        int_coef=spec.int_coef if spec.int_coef is not None else method.int_coef_for(options),
         method_options=options.model_dump(), train=train, lm=spec.lm, parent=parent, label=spec.label or spec.method,
         encoder=network_encoder(task.family, train.network), policy_keys=tuple(method.policy_keys))
 
