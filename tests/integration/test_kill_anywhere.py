@@ -1,7 +1,7 @@
 """Kill anywhere, resume, and nothing changes: SIGKILL at moments chosen by the files each command writes.
 
-A training run (14 kills), a two-cell grid (8 kills of the whole process group) and a Motif annotation
-job (10 kills) are each killed again and again, resumed every time, and finally run to the end. The
+A training run (14 kills), a two-cell grid (8 kills of the grid and its cells, as when the whole job
+dies) and a Motif annotation job (10 kills) are each killed again and again, resumed every time, and finally run to the end. The
 invariants (``tests/helpers/run_logs.py``): every log line parses, steps never go back, each episode row
 has its intrinsic row under the same trained batch, the record ends where the budget rule says, what a
 checkpoint covers is never rewritten by a later session, the run's rows up to its first resume point are
@@ -125,7 +125,10 @@ def test_a_run_killed_fourteen_times_equals_an_uninterrupted_one_up_to_each_cut(
         proc = _start([*RUN, "--out", str(run_dir)])
         if _kill_when(proc, moment()):
             kills += 1
-            snapshots.append({name: strict_rows_allowing_torn_tail(run_dir / name) for name in LOGS})
+            # the logs as the kill left them, and how many sessions the record had: the next session
+            # (the one that resumes from this state) is the one at that index in the final record
+            sessions = len(read_record(run_dir).sessions) if (run_dir / "run.json").exists() else 0
+            snapshots.append(({name: strict_rows_allowing_torn_tail(run_dir / name) for name in LOGS}, sessions))
     _finish(_start([*RUN, "--out", str(run_dir)]))
     assert kills >= 12, f"only {kills} of the kills landed before the run ended by itself"
 
@@ -139,8 +142,9 @@ def test_a_run_killed_fourteen_times_equals_an_uninterrupted_one_up_to_each_cut(
     assert first is not None, "no kill came after a checkpoint"
     for name in ("episodes.jsonl", "intrinsic.jsonl"):
         assert rows_through(rows[name], first) == rows_through(ref[name], first), name
-    # and no later session rewrote what an earlier checkpoint covered
-    for snapshot, point in zip(snapshots, resumed_at):
+    # and no later session rewrote what the checkpoint each resume started from covered
+    for snapshot, sessions in snapshots:
+        point = record.sessions[sessions].env_steps_start
         for name in LOGS:
             assert rows_through(rows[name], point) == rows_through(snapshot[name], point), (name, point)
 
@@ -167,6 +171,23 @@ blocks:
 """
 
 
+def _kill_cells_under(folder: Path) -> None:
+    """SIGKILL every process training a cell under ``folder``: a grid's cells run in sessions of their own,
+    so killing the grid's process group leaves them, and the whole job dies here as on a failed node."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if " run --out " in command and str(folder) in command:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def test_a_grid_killed_eight_times_finishes_every_cell_once(tmp_path: Path):
     grid_file, out = tmp_path / "grid.yaml", tmp_path / "out"
     grid_file.write_text(GRID.format(budget=BUDGET, batch=BATCH))
@@ -186,6 +207,7 @@ def test_a_grid_killed_eight_times_finishes_every_cell_once(tmp_path: Path):
     for moment in moments:
         if _kill_when(_start(args), moment()):
             kills += 1
+        _kill_cells_under(out)
     _finish(_start(args), 400)
     assert kills >= 7
     summary = json.loads((out / "grid.json").read_text())
