@@ -175,10 +175,10 @@ def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_
     def on_report(_runner, msg: dict, _policy_id: int) -> None:
         report = msg[REPORT_KEY]
         steps = int(report.get("env_steps", learner_steps()))  # the learner's count after the batch it reports
+        if report.get("metrics"):  # before the ledger moves the logs' "complete through" mark past this batch
+            sink.on_metrics(steps, report["metrics"])
         if "episodes" in report:  # one per trained batch (a stop's last metrics row has none)
             ledger.batch_trained(steps, [(int(uid), float(total)) for uid, total in report["episodes"]])
-        if report.get("metrics"):
-            sink.on_metrics(steps, report["metrics"])
         if report.get("parent"):
             sink.on_parent(report["parent"])
 

@@ -24,6 +24,8 @@ from llmexplore.errors import ConfigError
 from llmexplore.lock_holders import describe_holder, read_holder, write_holder
 
 LOCK_FILE = ".run.lock"
+#: what a refused ``llmexplore run`` says (a grid tells a refusal from a failure by it)
+REFUSAL_TEXT = "is in use by"
 log = logging.getLogger(__name__)
 
 
@@ -51,7 +53,7 @@ class RunFolderLock:
             holder = read_holder(fd)
             os.close(fd)
             raise ConfigError(
-                f"run folder {self.path.parent} is in use by {describe_holder(holder)}",
+                f"run folder {self.path.parent} {REFUSAL_TEXT} {describe_holder(holder)}",
                 hint="wait for that run to finish, or stop it (kill PID on that host) and rerun: the "
                      "rerun resumes from its last checkpoint") from None
         except OSError as exc:  # a file system without locks (some NFS set-ups): run unguarded, say so

@@ -34,7 +34,7 @@ import yaml
 from llmexplore.atomic import atomic_write_json, atomic_write_text, log_tail
 from llmexplore.benchmarks.grids.grid_file import Cell, Grid
 from llmexplore.benchmarks.run.folder import adopt_folder, is_complete
-from llmexplore.benchmarks.run.lock import folder_holder
+from llmexplore.benchmarks.run.lock import REFUSAL_TEXT, folder_holder
 from llmexplore.lock_holders import describe_holder
 from llmexplore.benchmarks.run.record import read_record
 from llmexplore.benchmarks.run.spec import with_parent_checkpoint
@@ -217,7 +217,7 @@ class GridRunner:
             reason = state.job.reason
             state.seconds += time.time() - state.started
             state.job = None
-            holder = None if code == 0 else folder_holder(state.cell.run_dir)
+            holder = folder_holder(state.cell.run_dir) if code != 0 and _refused_by_lock(state.cell) else None
             if _is_complete(state.cell):
                 state.status = "complete"
                 state.history.append({"attempt": state.attempts, "exit_code": code, "status": "complete"})
@@ -306,6 +306,12 @@ def _is_complete(cell: Cell) -> bool:
         return is_complete(read_record(cell.run_dir), cell.run.budget if cell.run else 0)
     except UserError:
         return False
+
+
+def _refused_by_lock(cell: Cell) -> bool:
+    """Whether the attempt that just ended was refused the cell's folder (its log's last lines say so). A
+    crashed attempt whose own workers still hold the lock for a moment was not refused: it failed."""
+    return REFUSAL_TEXT in log_tail(cell.run_dir / CELL_LOG, lines=5)
 
 
 def _failure_details(cell: Cell, exit_code: int) -> tuple[str, str]:
