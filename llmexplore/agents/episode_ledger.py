@@ -43,6 +43,8 @@ class EpisodeLedger:
         #: per env uid, (stamp, intrinsic return) of episodes a report named before their row arrived
         self._owed: dict[int, deque[tuple[int, float]]] = defaultdict(deque)
         self._reported_steps = start_steps
+        #: how many episodes ``_owed`` holds (kept, not summed over every env at each report)
+        self._owed_count = 0
 
     def episode(self, row: dict[str, Any]) -> None:
         """A finished episode's row from a rollout worker (carrying ``EPISODE_UID_KEY``)."""
@@ -50,6 +52,7 @@ class EpisodeLedger:
         self._arrivals += 1
         if self._owed[uid]:  # its batch was already reported (messages from two processes crossed)
             steps, intrinsic = self._owed[uid].popleft()
+            self._owed_count -= 1
             self._write([(self._arrivals, row, steps, intrinsic)])
             self._advance()
         else:
@@ -64,13 +67,14 @@ class EpisodeLedger:
                 matched.append((*self._waiting[uid].popleft(), env_steps, intrinsic))
             else:
                 self._owed[uid].append((env_steps, intrinsic))
+                self._owed_count += 1
         self._write(matched)
         self._reported_steps = env_steps
         self._advance()
 
     def owed(self) -> int:
         """Episodes whose batch has been trained but whose row has not arrived yet."""
-        return sum(len(q) for q in self._owed.values())
+        return self._owed_count
 
     def _write(self, matched: list[tuple[int, dict[str, Any], int, float]]) -> None:
         """Write matched rows in the order their episodes ended (as the log always was), then their

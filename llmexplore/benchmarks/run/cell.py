@@ -31,7 +31,7 @@ from llmexplore.benchmarks.run.lock import RunFolderLock
 from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
-from llmexplore.benchmarks.run.inert import InertWatch, inert_note
+from llmexplore.benchmarks.run.inert import InertWatch
 from llmexplore.benchmarks.run.folder import adopt_folder, folder_record, is_complete
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
@@ -466,7 +466,7 @@ def _finalize(record: RunRecord, run: ResolvedRun, adapter: EnvAdapter, run_dir:
         record.final_metrics["intrinsic_return"] = float(np.mean(returns[-(adapter.final_window or len(returns)):]))
     record.curve = learning_curve(adapter, episodes, intrinsic, run.budget)
     record.method_metrics = dict(sink.last_metrics)
-    record.inert = inert_note(run.method, run.int_coef, read_jsonl(run_dir / files.metrics))
+    record.inert = sink.inert_watch.note() if sink.inert_watch is not None else None
     record.overshoot = overshoot_note(run.budget, record.env_steps, run.train.batch_size)
     record.files.checkpoints = [str(p.relative_to(run_dir)) for p in list_checkpoints(run_dir)]
     if sink.parent is not None or run.init_checkpoint:

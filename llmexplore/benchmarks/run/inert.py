@@ -21,31 +21,36 @@ MIN_ROWS = 2
 
 @dataclass
 class InertWatch:
-    """Follows the metrics rows of one run and says, once, when its intrinsic reward has not varied."""
+    """Follows the metrics rows of one run: says once, on the console, when its intrinsic reward has not
+    varied so far, and gives the record's ``inert`` note at the end (``note``)."""
 
     method: str
-    #: whether the run claims an intrinsic reward at all (c_int > 0 and a method other than ``none``)
-    applies: bool
+    int_coef: float
     warn_after_steps: int
     low: float = float("inf")
     high: float = float("-inf")
     rows: int = 0
+    last_steps: int = 0
     warned: bool = False
 
     @classmethod
     def for_run(cls, method: str, int_coef: float, budget: int) -> "InertWatch":
-        return cls(method, applies=int_coef > 0 and method != "none",
-                   warn_after_steps=max(int(budget * WARN_SHARE), 1))
+        return cls(method, int_coef, warn_after_steps=max(int(budget * WARN_SHARE), 1))
+
+    @property
+    def applies(self) -> bool:
+        """Whether the run claims an intrinsic reward at all (c_int > 0 and a method other than ``none``)."""
+        return self.int_coef > 0 and self.method != "none"
 
     def seed(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Take in the rows a resumed run kept, without saying anything."""
         for row in rows:
-            self._add(row)
+            self._add(int(row.get("env_steps", 0)), row)
         self.warned = self.warned or (self.rows >= MIN_ROWS and self.low == self.high)
 
     def row(self, env_steps: int, metrics: Mapping[str, Any]) -> str | None:
         """Add one metrics row; returns the console warning the first time the reward is found constant."""
-        self._add(metrics)
+        self._add(env_steps, metrics)
         if self.warned or not self.applies or self.rows < MIN_ROWS or env_steps < self.warn_after_steps:
             return None
         if self.low != self.high:
@@ -56,7 +61,17 @@ class InertWatch:
                 "method's LM settings and its metrics (metrics.jsonl); the record will mark the run inert if this "
                 "lasts to the end.")
 
-    def _add(self, row: Mapping[str, Any]) -> None:
+    def note(self) -> dict[str, Any] | None:
+        """The record's ``inert`` entry: set when every row seen shows one constant value; None when the reward
+        varied, when the run claims none, or when the rows do not say (older runs)."""
+        if not self.applies or self.rows < 1 or self.low != self.high:
+            return None
+        return {"constant_reward": self.low, "env_steps": self.last_steps,
+                "why": f"{self.method}'s intrinsic reward was {self.low:g} on every step of the run (c_int "
+                       f"{self.int_coef:g}), so it trained as `none` would: the row is not a result of the method"}
+
+    def _add(self, env_steps: int, row: Mapping[str, Any]) -> None:
+        self.last_steps = max(self.last_steps, env_steps)
         if "reward_int_min" not in row or "reward_int_max" not in row:
             return
         self.rows += 1
@@ -65,15 +80,7 @@ class InertWatch:
 
 
 def inert_note(method: str, int_coef: float, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The record's ``inert`` entry: set when every metrics row of a run that claims an intrinsic reward
-    shows one constant value; None when the reward varied, or when the rows do not say (older runs)."""
-    watch = InertWatch(method, applies=int_coef > 0 and method != "none", warn_after_steps=0)
-    last = 0
-    for row in rows:
-        watch._add(row)
-        last = max(last, int(row.get("env_steps", 0)))
-    if not watch.applies or watch.rows < 1 or watch.low != watch.high:
-        return None
-    return {"constant_reward": watch.low, "env_steps": last,
-            "why": f"{method}'s intrinsic reward was {watch.low:g} on every step of the run (c_int {int_coef:g}), "
-                   "so it trained as `none` would: the row is not a result of the method"}
+    """The ``inert`` note of a run's metrics rows (``InertWatch.note``)."""
+    watch = InertWatch(method, int_coef, warn_after_steps=0)
+    watch.seed(rows)
+    return watch.note()
