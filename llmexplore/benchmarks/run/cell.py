@@ -302,7 +302,7 @@ class CellSession:
     #: env steps of the last heartbeat: how far this session provably got (what a failed session keeps)
     beat_steps: int = 0
     #: the machine's load average when this session started
-    load_at_start: list[float] = field(default_factory=lambda: load_average())
+    load_at_start: list[float] = field(default_factory=load_average)
 
     def provenance(self) -> dict[str, Any]:
         """What this session runs with (the record's ``environment`` as this process found it) and the
