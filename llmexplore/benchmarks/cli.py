@@ -85,7 +85,9 @@ def _print_dry_run(grid, backend: str, options: dict[str, Any]) -> None:
         from llmexplore.benchmarks.grids.runners import dry_run
 
         plan = dry_run.slurm_plan if backend == "slurm" else dry_run.ray_plan
-        print(f"\nwhat --backend {backend} would submit (nothing is submitted):\n{plan(grid, options)}")
+        text = plan(grid, options)  # a SLURM plan ends with the sbatch script, byte for byte, newline included
+        print(f"\nwhat --backend {backend} would submit (nothing is submitted):\n{text}",
+              end="" if text.endswith("\n") else "\n")
 
 
 @command("grid", "run every cell of a grid file and build its leaderboard")

@@ -35,6 +35,11 @@ def test_the_grid_command_prints_the_plan_and_submits_nothing(tmp_path, capsys):
     assert "what --backend slurm would submit (nothing is submitted)" in text and "#SBATCH --partition=debug" in text
     assert text.count(" -m llmexplore run --out ") == 8  # each cell's command, not only submitit's srun line
     assert not out.exists()
+    from llmexplore.benchmarks.grids.backend_options import parse_options
+    from llmexplore.benchmarks.grids.runners.slurm import planned_jobs
+    jobs = planned_jobs(load_grid(GRID, out), parse_options("slurm", {"partition": "debug"}))
+    [script] = {script for _, script in jobs}  # equal resources: one script for every job
+    assert text[text.index("#!/bin/bash"):] == script  # byte for byte what submitit writes, no newline added
     assert main(["grid", str(GRID), "--dry-run", "--out", str(out)]) == 0
     assert "would submit" not in capsys.readouterr().out
 
