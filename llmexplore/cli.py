@@ -272,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"llmexplore {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C, or a scheduler's or dead launcher's SIGTERM, outside a training loop
+        return _stopped_by_signal(args.command)
     except BrokenPipeError:  # the reader went away (`llmexplore schema | head`): stop quietly, as `cat` does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's flush of stdout at exit must not fail again
@@ -279,6 +281,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the disk is full, a path is a folder, permission denied: say which and why
         print(f"llmexplore {args.command}: error: {describe_os_error(exc)}", file=sys.stderr)
         return 2
+
+
+def _stopped_by_signal(command: str) -> int:
+    """One line instead of a traceback, and the shell's code for the signal (130 for SIGINT, 143 for SIGTERM).
+    What a stopped command had written stays: files are written atomically, and a run resumes when rerun."""
+    import multiprocessing
+
+    from llmexplore.agents.stop_requests import stop_requested
+
+    for child in multiprocessing.active_children():  # e.g. sample-factory's env-info process, half started:
+        child.kill()  # gone before it reads a pipe this process no longer writes (and prints a traceback)
+        child.join(timeout=5)
+    name = stop_requested() or "SIGINT"
+    number = signal.SIGTERM if name == "SIGTERM" else signal.SIGINT
+    print(f"llmexplore {command}: stopped by {name} before it finished; what it wrote is kept: rerun the same "
+          "command to go on", file=sys.stderr, flush=True)
+    return 128 + number
 
 
 #: what to do about the operating-system errors a command can meet

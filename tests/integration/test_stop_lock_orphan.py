@@ -145,3 +145,23 @@ def _alive(pid: int) -> bool:
     except (OSError, StopIteration):
         return False
     return state != "Z"
+
+
+SHORT = [*ARGS[:ARGS.index("--steps")], "--steps", "4096", *ARGS[ARGS.index("--steps") + 2:]]
+
+
+def test_a_sigterm_during_start_up_is_one_line_and_the_rerun_goes_on(tmp_path):
+    """A scheduler's SIGTERM (or a dead launcher's) before training begins stops the run at once: one line,
+    the signal's exit code, no traceback; the same command then trains the run to its end."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "llmexplore", *SHORT, "--out", str(out)]
+    proc = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120  # until sample-factory starts (its folder), while it spawns its processes
+    while time.time() < deadline and not (out / "sf").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    _, err = _stop(proc, signal.SIGTERM)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "Traceback" not in err and "llmexplore run: stopped by SIGTERM before it finished" in err, err[-3000:]
+    rerun = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert read_record(out).status == "complete"
