@@ -140,6 +140,9 @@ def test_a_run_killed_fourteen_times_equals_an_uninterrupted_one_up_to_each_cut(
     # what the first resume point covers is the uninterrupted run's, row for row
     first = next((p for p in resumed_at if p > 0), None)
     assert first is not None, "no kill came after a checkpoint"
+    log = (run_dir / "sf" / "sf_log.txt").read_text()
+    for point in {p for p in resumed_at if p > 0}:  # sample-factory itself loaded the checkpoint at that point
+        assert f"env_steps={point}" in log, point
     for name in ("episodes.jsonl", "intrinsic.jsonl"):
         assert rows_through(rows[name], first) == rows_through(ref[name], first), name
     # and no later session rewrote what the checkpoint each resume started from covered
