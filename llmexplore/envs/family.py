@@ -118,7 +118,9 @@ class EnvFamily:
     #: names in ``llmexplore.data.catalog`` (or "balrog", shipped) the family's tasks or metrics read
     data_sources: tuple[str, ...] = ()
     #: question kind (``<prompts>/<kind>/``) -> ``module:function`` answering it in the embedded oracle
-    #: (called with an ``lm.oracle.OracleQuery``, returns the reply text); a kind belongs to one family
+    #: (called with an ``lm.oracle.OracleQuery``, returns the reply text); a kind belongs to one family.
+    #: ``<kind>@<goal>`` answers only the questions of that kind asking that goal (its sentence in the kind's
+    #: ``goals.yaml``), e.g. MiniHack's own goal of NetHack's message questions
     oracle_answers: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -86,4 +86,8 @@ FAMILY = EnvFamily(
     reference_steps_per_second=850,
     game_version_keys=("nle", "minihack"),
     screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
+    # MiniHack's own goal of NetHack's two message questions (its sentence in each kind's goals.yaml); every
+    # other goal is answered by NetHack's rules
+    oracle_answers={"motif_preference@minihack": "llmexplore.envs.minihack.oracle:motif_answer",
+                    "oni_classification@minihack": "llmexplore.envs.minihack.oracle:oni_answer"},
 )

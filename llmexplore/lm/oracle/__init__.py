@@ -11,7 +11,9 @@ an ``OracleQuery`` (kind, template version, parsed fields, prompt library, the o
 answer options) and returns the reply text. Game knowledge lives with its environment
 family, which declares the kinds it answers (``EnvFamily.oracle_answers``, e.g.
 ``envs/nethack/oracle.py`` for Motif's and ONI's questions); they are registered here on
-import and loaded on their first question. ``maestro_code`` answers with hand-written
+import and loaded on their first question. A family may also answer one goal of another family's
+kind (``<kind>@<goal>``, e.g. MiniHack's own goal of the NetHack questions): a question whose goal
+sentence is that goal's, in the kind's ``goals.yaml``, goes to it. ``maestro_code`` answers with hand-written
 reference functions (``oracle/maestro.py``).
 
 Answer options change answers, so they are part of the oracle's model id (and with it of
@@ -32,7 +34,7 @@ from llmexplore.lm.errors import OracleError
 from llmexplore.lm.oracle import maestro
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
-ORACLE_VERSION = "5"  # a change of any answer rule is a new version (versions.py says why); part of every cache key
+ORACLE_VERSION = "6"  # a change of any answer rule is a new version (versions.py says why); part of every cache key
 
 UNRECOGNISED = ("I can only answer the questions this suite asks (message preferences, message "
                 "classification, goal suggestions, placements, skill code). I do not recognise this request.")
@@ -50,6 +52,8 @@ class OracleQuery:
 
 OracleAnswer = Callable[[OracleQuery], str]
 _ANSWERS: dict[str, OracleAnswer] = {}
+#: ``<kind>@<goal>``: the answer to questions of ``kind`` that ask ``goal`` (its sentence in ``<kind>/goals.yaml``)
+GOAL_ANSWER = "@"
 
 
 def register_oracle_kind(kind: str, answer: OracleAnswer, *, replace: bool = False) -> None:
@@ -63,7 +67,27 @@ def register_oracle_kind(kind: str, answer: OracleAnswer, *, replace: bool = Fal
 def oracle_kinds() -> list[str]:
     """The question kinds the oracle has an answer function for, sorted; families' kinds count before their
     modules load (at their first question)."""
-    return sorted(_ANSWERS)
+    return sorted({key.split(GOAL_ANSWER)[0] for key in _ANSWERS})
+
+
+def answer_function(kind: str, fields: Mapping[str, str], prompts: PromptLibrary) -> OracleAnswer | None:
+    """The function answering one question: the answer registered for the goal it asks (``<kind>@<goal>``),
+    else the kind's own; None when the kind has none."""
+    instruction = fields.get("goal_instruction")
+    if instruction is not None and any(key.startswith(kind + GOAL_ANSWER) for key in _ANSWERS):
+        goal = _goal_named(prompts, kind, " ".join(instruction.split()))
+        if goal is not None and f"{kind}{GOAL_ANSWER}{goal}" in _ANSWERS:
+            return _ANSWERS[f"{kind}{GOAL_ANSWER}{goal}"]
+    return _ANSWERS.get(kind)
+
+
+@lru_cache(maxsize=256)
+def _goal_named(prompts: PromptLibrary, kind: str, instruction: str) -> str | None:
+    """The goal of ``<kind>/goals.yaml`` whose sentence is ``instruction`` (spacing aside); None when none is."""
+    if not (prompts.root / kind / "goals.yaml").is_file():
+        return None
+    table = prompts.table(kind, "goals")
+    return next((name for name, sentence in table.items() if " ".join(sentence.split()) == instruction), None)
 
 
 class FamilyAnswer:
@@ -144,7 +168,7 @@ class OracleLM(LanguageModel):
             if i:  # try the most recently used template first next time: batches repeat one kind
                 self._templates = [template] + [t for t in templates if t is not template]
             kind, version = template.name.split("/", 1)
-            answer = _ANSWERS.get(kind)
+            answer = answer_function(kind, fields, self.prompts)
             if answer is None:
                 raise OracleError(f"the oracle has no answer function for question kind {kind!r}",
                                   hint="import the module that registers it (register_oracle_kind), "

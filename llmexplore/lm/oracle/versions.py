@@ -55,6 +55,15 @@ VERSIONS: tuple[OracleVersion, ...] = (
                   "a reading of Motif's published goal prompts and ONI's classifier prompt: ours differed from "
                   "them; changed to follow the papers, not a result (docs/MOTIF.md, 'Oracle rules version 5')",
                   frozen_digest="89b6740d3d02702f5cdaa436161c321b707e5c01ba6d967181aee68ca5968839"),
+    OracleVersion("6", "c7095fd",
+                  "MiniHack: a goal of its own, `minihack` (reach the staircase down), for Motif's preferences "
+                  "(and ONI-Ranking's) and ONI's classification, answered by the MiniHack family's rules "
+                  "(envs/minihack/oracle.py: keys, doors unlocked, opened or locked, ways across water or lava, "
+                  "monsters in the way, items, fountains, walls, the stairs; NetHack's events reused), with ONI's "
+                  "published threshold (only extremely helpful messages are helpful); NetHack's goals unchanged",
+                  "the inert audit (issue 53): all 15 committed MiniHack oni-retrieval cells rewarded 0% of steps, "
+                  "since under NetHack's goals no message of KeyRoom or MultiRoom is extremely helpful "
+                  "(results/minihack/README.md, docs/minihack.md)"),
 )
 
 

@@ -78,11 +78,11 @@ def _chunk(text: str) -> tuple[int, int]:
 def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
     """Options of an annotation job (goal, prompt version, chunk, LM); shared by `lm annotate` and `motif annotate`."""
     p.add_argument("--goal", default="defaultgoal",
-                   help="defaultgoal | zeroknowledge | combat | gold | stairs, or a MaestroMotif skill: "
-                        "discoverer | descender | ascender | worshipper | merchant")
+                   help="defaultgoal | zeroknowledge | combat | gold | stairs, minihack (a MiniHack level's "
+                        "staircase), or a MaestroMotif skill: discoverer | descender | ascender | worshipper | merchant")
     p.add_argument("--version", default="default", help="prompt version: default | reworded")
     p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
-                                       "e.g. llmexplore-oracle-5 for the oracle)")
+                                       "e.g. llmexplore-oracle-6 for the oracle)")
     p.add_argument("--chunk", default="0/1", help="K/N: label the K-th of N equal slices (default 0/1)")
     p.add_argument("--batch-size", type=number_type(int, 1), default=128, help="pairs asked per LM call")
     p.add_argument("--quiet", action="store_true", help="no progress display")

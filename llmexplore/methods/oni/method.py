@@ -79,8 +79,9 @@ CPU_TRAIN_TIME_SHARE = 0.25
 class OniOptions(MethodOptions):
     beta: float = Field(3.0, ge=0, description="exponent of the episodic message count")
     prompt_version: str = Field("default", description="prompt template version of the question")
-    goal: str = Field("defaultgoal", description="goal of the prompt: defaultgoal, combat or gold for the "
-                                                 "classification prompt; a Motif goal for the ranking prompt")
+    goal: str = Field("defaultgoal", description="goal of the prompt: defaultgoal, combat or gold (published) "
+                                                 "or minihack (a MiniHack level's stairs) for the classification "
+                                                 "prompt; a Motif goal for the ranking prompt")
     lm_batch_size: int = Field(100, ge=1, description="questions per LM batch (published 100)")
     max_pending: int = Field(100_000, ge=1, description="questions waiting at most; more are refused and asked later")
     close_wait_s: float = Field(30.0, ge=0, description="at the end of training, wait this long for pending labels")
