@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.family import EnvFamily, Network, Normalization, ScreenFactory
+from llmexplore.envs.nethack.family import MESSAGE_TEXT
 
 NAME = "minihack"
 #: E3B's MiniHack runs: torchbeast's ``total_frames`` default, 5e7, which its sweep script keeps
@@ -86,4 +87,5 @@ FAMILY = EnvFamily(
     reference_steps_per_second=850,
     game_version_keys=("nle", "minihack"),
     screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
+    message_text=MESSAGE_TEXT,  # NetHack's messages
 )

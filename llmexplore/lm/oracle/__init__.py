@@ -32,7 +32,7 @@ from llmexplore.lm.errors import OracleError
 from llmexplore.lm.oracle import maestro
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
-ORACLE_VERSION = "5"  # a change of any answer rule is a new version (versions.py says why); part of every cache key
+ORACLE_VERSION = "6"  # a change of any answer rule is a new version (versions.py says why); part of every cache key
 
 UNRECOGNISED = ("I can only answer the questions this suite asks (message preferences, message "
                 "classification, goal suggestions, placements, skill code). I do not recognise this request.")

@@ -55,6 +55,13 @@ VERSIONS: tuple[OracleVersion, ...] = (
                   "a reading of Motif's published goal prompts and ONI's classifier prompt: ours differed from "
                   "them; changed to follow the papers, not a result (docs/MOTIF.md, 'Oracle rules version 5')",
                   frozen_digest="89b6740d3d02702f5cdaa436161c321b707e5c01ba6d967181aee68ca5968839"),
+    OracleVersion("6", "h2-cr",
+                  "Crafter answers Motif's and ONI's questions (crafter_preference, crafter_helpfulness; "
+                  "envs/crafter/progress.py): a caption evidencing an achievement deeper in Crafter's published "
+                  "prerequisite tree is preferred (then more achievements evidenced, then fewer low vitals); "
+                  "helpful means one evidenced at depth 2 or more (a placed table or plant, anything made or mined)",
+                  "none: new rules for a family Motif and ONI had not run on, written from Crafter's published "
+                  "achievement structure before any result (issue 48; docs/MOTIF.md, docs/ONI.md)"),
 )
 
 
