@@ -55,7 +55,7 @@ VERSIONS: tuple[OracleVersion, ...] = (
                   "a reading of Motif's published goal prompts and ONI's classifier prompt: ours differed from "
                   "them; changed to follow the papers, not a result (docs/MOTIF.md, 'Oracle rules version 5')",
                   frozen_digest="89b6740d3d02702f5cdaa436161c321b707e5c01ba6d967181aee68ca5968839"),
-    OracleVersion("6", "h2-cr",
+    OracleVersion("6", "11b0a0d",
                   "Crafter answers Motif's and ONI's questions (crafter_preference, crafter_helpfulness; "
                   "envs/crafter/progress.py): a caption evidencing an achievement deeper in Crafter's published "
                   "prerequisite tree is preferred (then more achievements evidenced, then fewer low vitals); "
