@@ -81,13 +81,13 @@ class MessageSource(Protocol):
     #: observation keys a pair dataset stores beside ``message`` (``data/<key>.npy``)
     data_keys: tuple[str, ...]
 
-    def wrap(self, env: "gym.Env") -> "gym.Env":
+    def wrap(self, env: gym.Env) -> gym.Env:
         """The env with ``message`` in its observations (unchanged where it has one already)."""
 
-    def playing(self, obs: Mapping[str, "np.ndarray"]) -> bool:
+    def playing(self, obs: Mapping[str, np.ndarray]) -> bool:
         """Whether the observation shows a game in progress, worth judging (a game-over screen is not)."""
 
-    def info(self, data: Mapping[str, "np.ndarray"]) -> dict[str, "np.ndarray"]:
+    def info(self, data: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Per-observation figures (e.g. the game score) a pair dataset keeps in ``info/``, from its data arrays."""
 
 
