@@ -65,6 +65,7 @@ def register_family_kinds(base: type[Question]) -> None:
 
 
 def _asked_in(base: type[AskedQuestion], kind: str, family: str) -> type[AskedQuestion]:
+    """The class asking ``base``'s question as ``kind``: one per kind, so labels, caches and checkpoints name it."""
     if kind == base.kind:
         return base
     known = QUESTION_KINDS.get(kind)
