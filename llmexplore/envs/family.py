@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from llmexplore.envs.base import TaskSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import numpy as np
 
 
 def import_path(path: str) -> Any:
@@ -69,6 +73,37 @@ class ScreenFactory:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+class MessageSource(Protocol):
+    """A family's side of the text Motif and ONI judge: 256 NUL-padded latin-1 bytes under ``message``."""
+
+    #: optional adapter keys a Motif pair dataset keeps (asked for with ``make_env(extra_keys=...)``)
+    extra_keys: tuple[str, ...]
+    #: observation keys a pair dataset stores beside ``message`` (``data/<key>.npy``)
+    data_keys: tuple[str, ...]
+
+    def wrap(self, env: gym.Env) -> gym.Env:
+        """The env with ``message`` in its observations (unchanged where it has one already)."""
+
+    def playing(self, obs: Mapping[str, np.ndarray]) -> bool:
+        """Whether the observation shows a game in progress, worth judging (a game-over screen is not)."""
+
+    def info(self, data: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Per-observation figures (e.g. the game score) a pair dataset keeps in ``info/``, from its data arrays."""
+
+
+@dataclass(frozen=True)
+class MessageText:
+    """What Motif and ONI judge in this family, so neither names a family: the text of one observation, as
+    256 NUL-padded latin-1 bytes under the observation key ``message`` (NetHack prints its own; a family
+    whose game prints none writes a caption there), and the questions asked of it."""
+
+    #: ``module:object`` of the family's ``MessageSource``
+    source: str
+    #: a question kind Motif or ONI asks -> the kind asked of this family's text instead (its own wording,
+    #: goals and oracle answers); a kind not listed is asked as it is
+    questions: Mapping[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class EnvFamily:
     """One environment family: its tasks, adapter and what every generic layer needs to know."""
@@ -122,6 +157,8 @@ class EnvFamily:
     #: ``<kind>@<goal>`` answers only the questions of that kind asking that goal (its sentence in the kind's
     #: ``goals.yaml``), e.g. MiniHack's own goal of NetHack's message questions
     oracle_answers: Mapping[str, str] = field(default_factory=dict)
+    #: the text Motif and ONI judge (None: the family offers them none, and they refuse its tasks)
+    message_text: MessageText | None = None
 
     def __post_init__(self) -> None:
         if "small" not in self.networks:

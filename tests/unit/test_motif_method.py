@@ -101,8 +101,9 @@ def test_wrapper_is_the_count_wrapper(tmp_path):
     folder, _ = make_reward_model_dir(tmp_path / "rm")
     cls = get_method("motif")
     opts = parse_options(cls, {"reward_model": str(folder)})
-    env = cls.wrap_env(make_adapter("nethack:score").make_env(), opts, None)
-    assert isinstance(env, EpisodicMessageCount)
+    context = MethodContext(task=get_task("nethack:score"), seed=0, run_dir=tmp_path)
+    env = cls.wrap_env(make_adapter("nethack:score").make_env(), opts, context)
+    assert isinstance(env, EpisodicMessageCount) and env.env.__class__.__name__ == "NetHackEnv"  # message is NetHack's
     env.close()
 
 

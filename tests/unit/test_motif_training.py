@@ -110,8 +110,9 @@ def test_interrupted_training_resumes_to_the_same_model(dataset, tmp_path):
 
 
 def test_cli_errors_exit_2_with_one_message(dataset, tmp_path, capsys):
-    assert main(["motif", "collect", "--task", "crafter:reward", "--pairs", "10", "--out", str(tmp_path / "x")]) == 2
-    assert "needs a NetHack task" in capsys.readouterr().err
+    assert main(["motif", "collect", "--task", "housekeep:beechwood_0", "--pairs", "10",
+                 "--out", str(tmp_path / "x")]) == 2
+    assert "offers none (its family declares no message_text)" in capsys.readouterr().err
     assert main(["motif", "collect", "--pairs", "10", "--out", str(dataset)]) == 2
     assert "already holds a pair dataset" in capsys.readouterr().err
     (tmp_path / "full").mkdir()

@@ -363,7 +363,7 @@ def test_scoring_from_a_checkpoint_never_contacts_the_lm(tmp_path):
 @pytest.mark.parametrize("name", ONI)
 def test_refuses_a_task_without_messages(name):
     cls = get_method(name)
-    task = get_task("crafter:reward")
+    task = get_task("housekeep:beechwood_0")  # Crafter has its captions (issue 48); Housekeep offers no text
     with pytest.raises(ConfigError, match="needs observation keys \\['message'\\]"):
         space = make_adapter(task).observation_space()
         cls.check_run(CheckContext(task, space, parse_options(cls, {}), LMConfig()))
@@ -393,7 +393,8 @@ def test_published_defaults_and_the_count_wrapper():
         assert cls.default_int_coef == 0.4 and cls.uses_lm and cls.required_keys == ("message",)
         opts = parse_options(cls, {})
         assert opts.beta == 3.0 and opts.lm_batch_size == 100
-        env = cls.wrap_env(make_adapter("nethack:score").make_env(), opts, None)
+        context = MethodContext(task=get_task("nethack:score"), seed=0, run_dir=Path("."))
+        env = cls.wrap_env(make_adapter("nethack:score").make_env(), opts, context)
         assert isinstance(env, EpisodicMessageCount)
         env.close()
     for name in ("oni-classification", "oni-ranking"):

@@ -18,7 +18,9 @@ from llmexplore.methods.oni.questions import OniClassification
 from tests.conftest import REPO
 
 OWNERS = {"motif_preference": "motif", "oni_classification": "oni", "ellm_goals": "ellm",
-          "housekeep_placement": "ellm", "maestro_code": "maestro"}
+          "housekeep_placement": "ellm", "maestro_code": "maestro",
+          # Motif's and ONI's questions in Crafter's words (its family's message_text names the kinds)
+          "crafter_preference": "motif", "crafter_helpfulness": "oni"}
 
 
 def _run(code: str, stdin: str = "") -> str:

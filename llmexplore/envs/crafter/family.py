@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.crafter.stats import ACHIEVEMENT_KEYS, ACHIEVEMENTS
-from llmexplore.envs.family import EnvFamily, Network, Normalization, ScreenFactory, StatsFile
+from llmexplore.envs.family import EnvFamily, MessageText, Network, Normalization, ScreenFactory, StatsFile
 
 NAME = "crafter"
 BUDGET = 1_000_000  # Crafter's benchmark protocol
@@ -76,5 +76,11 @@ FAMILY = EnvFamily(
     screen=ScreenFactory("llmexplore.viz.screens:ImageScreen", {"key": "image", "scale": 6}),
     data_sources=("crafter",),
     game_version_keys=("crafter",),
-    oracle_answers={"ellm_goals": "llmexplore.envs.crafter.oracle:ellm_goals_answer"},
+    oracle_answers={"ellm_goals": "llmexplore.envs.crafter.oracle:ellm_goals_answer",
+                    "crafter_preference": "llmexplore.envs.crafter.progress:crafter_preference_answer",
+                    "crafter_helpfulness": "llmexplore.envs.crafter.progress:crafter_helpfulness_answer"},
+    # Motif and ONI judge ELLM's caption (what is in view, faced, held and felt), asked in Crafter's words
+    message_text=MessageText("llmexplore.envs.crafter.messages:SOURCE",
+                             questions={"motif_preference": "crafter_preference",
+                                        "oni_classification": "crafter_helpfulness"}),
 )

@@ -22,6 +22,12 @@ INVENTORY = (
 )
 VITALS = {"health": "hurt", "food": "hungry", "drink": "thirsty", "energy": "sleepy"}
 LOW_VITAL = 9
+#: bytes of the ``message`` key Motif and ONI read (NetHack's message length, which their models take)
+MESSAGE_BYTES = 256
+#: what a caption too long for ``MESSAGE_BYTES`` leaves out of its view first: common ground and creatures before
+#: what only progress puts in view (a placed table, furnace or plant) and the ores deeper in the tech tree
+DROP_FIRST = ("path", "sand", "grass", "water", "tree", "stone", "arrow", "cow", "lava", "zombie", "skeleton",
+              "coal", "iron", "diamond", "plant", "furnace", "crafting table")
 
 
 def _display(name: str) -> str:
@@ -34,11 +40,34 @@ def visible_names(local_semantic: np.ndarray) -> list[str]:
     return sorted(_display(SEMANTIC_NAMES[i]) for i in ids if 0 < i < len(SEMANTIC_NAMES) and SEMANTIC_NAMES[i] != "player")
 
 
-def caption(obs: Mapping[str, np.ndarray]) -> str:
+def caption(obs: Mapping[str, np.ndarray], limit: int | None = None) -> str:
     """ELLM's caption: sentences for what is seen, faced, held (vitals aside) and the
-    low vitals, each only when there is something to say ("" when nothing is)."""
-    parts = []
+    low vitals, each only when there is something to say ("" when nothing is).
+
+    ``limit``: at most that many bytes, leaving names out of the view in ``DROP_FIRST`` order
+    (the inventory alone is at most 244 bytes), so a fixed-size ``message`` never cuts a word."""
     seen = visible_names(obs["local_semantic"])
+    text = _caption(obs, seen)
+    while limit is not None and len(text) > limit and seen:
+        seen.remove(min(seen, key=_drop_rank))
+        text = _caption(obs, seen)
+    return text
+
+
+def _drop_rank(name: str) -> int:
+    return DROP_FIRST.index(name) if name in DROP_FIRST else -1
+
+
+def message(obs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The caption as Motif and ONI read it: ``MESSAGE_BYTES`` uint8, NUL-padded ASCII, like NetHack's message."""
+    data = caption(obs, MESSAGE_BYTES).encode("ascii")
+    out = np.zeros(MESSAGE_BYTES, dtype=np.uint8)
+    out[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return out
+
+
+def _caption(obs: Mapping[str, np.ndarray], seen: list[str]) -> str:
+    parts = []
     if seen:
         parts.append("You see " + ", ".join(seen) + ".")
     facing = int(np.asarray(obs["facing"]).reshape(-1)[0])

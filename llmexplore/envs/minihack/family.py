@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from llmexplore.envs.base import TaskSpec
 from llmexplore.envs.family import EnvFamily, Network, Normalization, ScreenFactory
+from llmexplore.envs.nethack.family import MESSAGE_TEXT
 
 NAME = "minihack"
 #: E3B's MiniHack runs: torchbeast's ``total_frames`` default, 5e7, which its sweep script keeps
@@ -90,4 +91,5 @@ FAMILY = EnvFamily(
     # other goal is answered by NetHack's rules
     oracle_answers={"motif_preference@minihack": "llmexplore.envs.minihack.oracle:motif_answer",
                     "oni_classification@minihack": "llmexplore.envs.minihack.oracle:oni_answer"},
+    message_text=MESSAGE_TEXT,  # NetHack's messages
 )

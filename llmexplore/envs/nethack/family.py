@@ -10,7 +10,7 @@ an altar, set up in wizard mode: ``practice.py``).
 from __future__ import annotations
 
 from llmexplore.envs.base import TaskSpec
-from llmexplore.envs.family import EnvFamily, Network, Normalization, ScreenFactory
+from llmexplore.envs.family import EnvFamily, MessageText, Network, Normalization, ScreenFactory
 
 NAME = "nethack"
 BUDGET = 2_000_000_000  # Motif's published training budget
@@ -61,6 +61,9 @@ def _tasks() -> tuple[TaskSpec, ...]:
     )
 
 
+#: Motif and ONI judge the message the game printed (MiniHack's family declares the same)
+MESSAGE_TEXT = MessageText("llmexplore.envs.nethack.messages:SOURCE")
+
 FAMILY = EnvFamily(
     name=NAME,
     title="NetHack",
@@ -98,4 +101,5 @@ FAMILY = EnvFamily(
     game_version_keys=("nle",),
     oracle_answers={"motif_preference": "llmexplore.envs.nethack.oracle:motif_answer",
                     "oni_classification": "llmexplore.envs.nethack.oracle:oni_answer"},
+    message_text=MESSAGE_TEXT,
 )

@@ -60,10 +60,17 @@ VERSIONS: tuple[OracleVersion, ...] = (
                   "(and ONI-Ranking's) and ONI's classification, answered by the MiniHack family's rules "
                   "(envs/minihack/oracle.py: keys, doors unlocked, opened or locked, ways across water or lava, "
                   "monsters in the way, items, fountains, walls, the stairs; NetHack's events reused), with ONI's "
-                  "published threshold (only extremely helpful messages are helpful); NetHack's goals unchanged",
-                  "the inert audit (issue 53): all 15 committed MiniHack oni-retrieval cells rewarded 0% of steps, "
-                  "since under NetHack's goals no message of KeyRoom or MultiRoom is extremely helpful "
-                  "(results/minihack/README.md, docs/minihack.md)"),
+                  "published threshold (only extremely helpful messages are helpful); NetHack's goals unchanged. "
+                  "Crafter (commit 11b0a0d) answers Motif's and ONI's questions (crafter_preference, "
+                  "crafter_helpfulness; envs/crafter/progress.py): a caption evidencing an achievement deeper in "
+                  "Crafter's published prerequisite tree is preferred (then more achievements evidenced, then fewer "
+                  "low vitals); helpful means one evidenced at depth 2 or more (a placed table or plant, anything "
+                  "made or mined)",
+                  "MiniHack: the inert audit (issue 53): all 15 committed MiniHack oni-retrieval cells rewarded 0% "
+                  "of steps, since under NetHack's goals no message of KeyRoom or MultiRoom is extremely helpful "
+                  "(results/minihack/README.md, docs/minihack.md). Crafter: none, new rules for a family Motif and "
+                  "ONI had not run on, written from Crafter's published achievement structure before any result "
+                  "(issue 48; docs/MOTIF.md, docs/ONI.md)"),
 )
 
 

@@ -22,7 +22,10 @@ import numpy as np
 from llmexplore.errors import ConfigError
 from llmexplore.lm.base import LanguageModel
 from llmexplore.lm.config import LMConfig, SamplingParams
+from llmexplore.envs import get_task
 from llmexplore.lm.questions import UnknownAnswerWatch, ask
+from llmexplore.lm.templates import PromptLibrary
+from llmexplore.methods.message_text import question_class
 from llmexplore.methods.motif.questions import LABEL_UNKNOWN, MotifPreference
 from llmexplore.methods.motif.dataset import PairDataset, open_pair_dataset, preference_name
 from llmexplore.paths import check_name
@@ -80,7 +83,7 @@ def annotate_pairs(dataset: str | Path | PairDataset, lm: LanguageModel, *, goal
     if batch_size < 1:
         raise ConfigError("batch_size must be at least 1")
     ds = dataset if isinstance(dataset, PairDataset) else open_pair_dataset(dataset)
-    question = MotifPreference(goal=goal, version=version, prompts=prompts)
+    question = preference_question(ds, goal, version, prompts)
     params = params or SamplingParams()
     start, stop = chunk_slice(len(ds), chunk)
     if annotator is not None:
@@ -129,12 +132,21 @@ def annotate_from_config(dataset: str | Path, config: LMConfig | dict[str, Any],
 
     config = config if isinstance(config, LMConfig) else LMConfig(**config)
     ds = open_pair_dataset(dataset)  # check the data before starting a model
-    MotifPreference(goal=kwargs.get("goal", "defaultgoal"), version=kwargs.get("version", "default"),
-                    prompts=kwargs.get("prompts", config.prompts))
+    preference_question(ds, kwargs.get("goal", "defaultgoal"), kwargs.get("version", "default"),
+                        kwargs.get("prompts", config.prompts))
     kwargs.setdefault("prompts", config.prompts)
     kwargs.setdefault("params", config.sampling())
     with make_lm(config, cache_dir=ds.root) as lm:
         return annotate_pairs(ds, lm, **kwargs)
+
+
+def preference_question(ds: PairDataset, goal: str, version: str,
+                        prompts: PromptLibrary | str | None) -> MotifPreference:
+    """Motif's question in the words of the family the pairs were collected in (``collection.json``'s task;
+    NetHack's for the published dataset, which has none)."""
+    task = ds.collected_task()
+    asked = MotifPreference if task is None else question_class(MotifPreference, get_task(task), "motif")
+    return asked(goal=goal, version=version, prompts=prompts)
 
 
 def _decode_pairs(block: np.ndarray) -> list[tuple[str, str]]:

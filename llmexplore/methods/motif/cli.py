@@ -14,7 +14,8 @@ from llmexplore.number_input import number_type, seed_type
 
 
 def _collect(p: argparse.ArgumentParser) -> Handler:
-    p.add_argument("--task", help="NetHack task to roll out in (default: the --policy run's task, else nethack:score)")
+    p.add_argument("--task", help="task to roll out in, of a family with text to judge: NetHack, MiniHack or Crafter "
+                                   "(default: the --policy run's task, else nethack:score)")
     p.add_argument("--pairs", type=number_type(int, 1), required=True, help="number of observation pairs N")
     p.add_argument("--out", required=True, help="dataset folder to create (data/, info/, preference/)")
     p.add_argument("--seed", type=seed_type, default=0, help="seed of the rollouts")
@@ -79,7 +80,8 @@ def add_annotation_arguments(p: argparse.ArgumentParser) -> None:
     """Options of an annotation job (goal, prompt version, chunk, LM); shared by `lm annotate` and `motif annotate`."""
     p.add_argument("--goal", default="defaultgoal",
                    help="defaultgoal | zeroknowledge | combat | gold | stairs, minihack (a MiniHack level's "
-                        "staircase), or a MaestroMotif skill: discoverer | descender | ascender | worshipper | merchant")
+                        "staircase), or a MaestroMotif skill: discoverer | descender | ascender | worshipper | merchant "
+                        "(Crafter pairs: defaultgoal | zeroknowledge)")
     p.add_argument("--version", default="default", help="prompt version: default | reworded")
     p.add_argument("--annotator", help="annotator name in the label file name (default: from the model, "
                                        "e.g. llmexplore-oracle-6 for the oracle)")
@@ -179,8 +181,8 @@ def _train_reward(p: argparse.ArgumentParser) -> Handler:
 
 
 _SUBCOMMANDS = {
-    "collect": ("roll out a policy (random, or a trained run's checkpoint) in a NetHack task and write a pair "
-                "dataset", _collect),
+    "collect": ("roll out a policy (random, or a trained run's checkpoint) in a NetHack, MiniHack or Crafter task "
+                "and write a pair dataset of its messages (Crafter: captions)", _collect),
     "annotate": ("label a pair dataset with an LM's preferences for a goal and prompt version (resumable; "
                  "the same job as `llmexplore lm annotate`)", _annotate),
     "train-reward": ("train Motif's reward model on a labelled pair dataset", _train_reward),

@@ -1,4 +1,4 @@
-"""Collect a pair dataset by rolling out a policy in a NetHack task (NLE or MiniHack).
+"""Collect a pair dataset by rolling out a policy in a task whose family offers text to judge.
 
 Motif's dataset is pairs of *single* observations drawn from many trajectories. We step
 ``num_envs`` environments in lock-step in one process (the policy sees a batch, which a
@@ -10,6 +10,11 @@ The policy is a seam (``CollectionPolicy``): it builds the envs it acts in, so a
 checkpoint gets its run's method wrappers (``CheckpointPolicy`` in ``checkpoint_policy.py``);
 the uniform random policy lives here. ``collection.json`` in the dataset records the task,
 seed and policy (for a checkpoint: run, file, sha256, env steps).
+
+What is kept comes from the task's family (``EnvFamily.message_text``, ``methods/message_text.py``):
+``message`` (NetHack's message; Crafter's caption, written by the family's wrapper) and the family's
+data keys beside it (NetHack: bottom-line stats and terminal; Crafter: what its caption is made from),
+only observations of a game in progress, and the family's ``info/`` figures (NetHack: score, depth, ...).
 """
 
 from __future__ import annotations
@@ -20,23 +25,14 @@ from typing import Any, Callable, Mapping, Protocol
 
 import gymnasium as gym
 import numpy as np
-from nle import nethack
 
 from llmexplore.envs import get_task, make_adapter
+from llmexplore.envs.family import MessageSource
 from llmexplore.errors import ConfigError
+from llmexplore.methods.message_text import MESSAGE_KEY, message_source
 from llmexplore.methods.motif.dataset import PairDataset, write_pair_dataset
 from llmexplore.methods.motif.folder_lock import folder_writer
 
-DATA_KEYS = ("message", "blstats", "tty_chars", "tty_colors")
-#: info arrays: name -> blstats index
-INFO_FROM_BLSTATS = {
-    "score": nethack.NLE_BL_SCORE,
-    "turns": nethack.NLE_BL_TIME,
-    "experience_level": nethack.NLE_BL_XP,
-    "depth": nethack.NLE_BL_DEPTH,
-    "level_num": nethack.NLE_BL_DLEVEL,
-    "gold": nethack.NLE_BL_GOLD,
-}
 _SEED_STRIDE = 1_000_003
 
 
@@ -49,7 +45,7 @@ class CollectionPolicy(Protocol):
     obs_keys: tuple[str, ...]
 
     def make_env(self, extra_keys: tuple[str, ...]) -> gym.Env:
-        """One env as this policy expects it (wrappers included), with the extra NLE keys."""
+        """One env as this policy expects it (wrappers included), with the extra adapter keys."""
 
     def reset(self, num_envs: int) -> None:
         """Called once before the first ``act``, with how many envs it will act for (all starting an episode)."""
@@ -75,7 +71,7 @@ class RandomPolicy:
         self.num_actions = 0
 
     def make_env(self, extra_keys: tuple[str, ...]) -> gym.Env:
-        """The task's plain adapter env with the extra NLE keys; notes its action count for ``act``."""
+        """The task's plain adapter env with the extra adapter keys; notes its action count for ``act``."""
         env = self.adapter.make_env(extra_keys=extra_keys)
         self.num_actions = int(env.action_space.n)
         return env
@@ -108,9 +104,7 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
     The output folder is held from before the rollouts until the dataset is in place
     (``folder_writer``): a second collection into it is refused at once, naming the first."""
     spec = get_task(task)
-    if not set(DATA_KEYS[:2]) <= set(make_adapter(spec).obs_keys):
-        raise ConfigError(f"motif collect needs a NetHack task (NetHack's message and bottom-line stats: a nethack "
-                          f"or minihack task), not '{task}'", hint="e.g. --task nethack:score")
+    source = message_source(spec, "motif")  # a task offering no text to judge is refused here
     if pairs < 1:
         raise ConfigError(f"--pairs must be at least 1 (got {pairs})")
     if num_envs < 1:
@@ -122,10 +116,9 @@ def collect_pairs(task: str, pairs: int, out: str | Path, seed: int = 0, num_env
         raise ConfigError(f"the collection policy plays '{policy.task}', but the dataset is for '{spec.name}'")
     with folder_writer(out, "motif collect"):
         _check_out(out)  # a collection that held the folder until just now may have filled it
-        data, stats = _roll_out(policy, 2 * pairs, seed, num_envs, progress)
+        data, stats = _roll_out(policy, source, 2 * pairs, seed, num_envs, progress)
         arrays = {k: v.reshape(pairs, 2, *v.shape[1:]) for k, v in data.items()}
-        blstats = arrays["blstats"]
-        info = {name: blstats[..., index].astype(np.int64) for name, index in INFO_FROM_BLSTATS.items()}
+        info = source.info(arrays)
         meta = {"task": spec.name, "pairs": pairs, "seed": seed, "envs": num_envs, "env_steps": stats.steps,
                 "episodes": stats.episodes, "policy": policy.describe()}
         dataset = write_pair_dataset(out, arrays, info, meta=meta)
@@ -140,17 +133,18 @@ def _check_out(out: Path) -> None:
         raise ConfigError(f"{out} exists and is not an empty folder", hint="choose another --out")
 
 
-def _roll_out(policy: CollectionPolicy, total: int, seed: int, num_envs: int,
+def _roll_out(policy: CollectionPolicy, source: MessageSource, total: int, seed: int, num_envs: int,
               progress: Callable[[int, int], None] | None) -> tuple[dict[str, np.ndarray], CollectStats]:
     """Step ``num_envs`` envs in lock-step until ``total`` observations are kept, each at its random slot."""
     envs: list[gym.Env] = []
     kept = steps = episodes = 0
+    keys = (MESSAGE_KEY, *source.data_keys)
     try:
         for i in range(num_envs):
-            envs.append(policy.make_env(extra_keys=("tty_chars", "tty_colors")))
+            envs.append(source.wrap(policy.make_env(extra_keys=source.extra_keys)))
             envs[-1].unwrapped.seed_episodes(seed * _SEED_STRIDE + i)
         space = envs[0].observation_space
-        data = {k: np.zeros((total, *space[k].shape), dtype=_dtype(k, space[k].dtype)) for k in DATA_KEYS}
+        data = {k: np.zeros((total, *space[k].shape), dtype=_dtype(k, space[k].dtype)) for k in keys}
         slots = np.random.default_rng([seed, 1]).permutation(total)  # kept observation k -> flat slot
         policy.reset(num_envs)
         obs = [env.reset()[0] for env in envs]
@@ -159,10 +153,10 @@ def _roll_out(policy: CollectionPolicy, total: int, seed: int, num_envs: int,
             for o in obs:
                 if kept == total:
                     break
-                if o["blstats"][nethack.NLE_BL_HPMAX] <= 0:  # the game is over: the screen shows no game state
+                if not source.playing(o):  # e.g. NetHack's game-over screen, which shows no game state
                     continue
                 slot = slots[kept]
-                for key in DATA_KEYS:
+                for key in keys:
                     data[key][slot] = o[key]
                 kept += 1
             if kept == total:

@@ -86,6 +86,21 @@ class PairDataset:
         """(first, second) message texts of each given pair, in order."""
         return [(self.caption(i, 0), self.caption(i, 1)) for i in indices]
 
+    def collected_task(self) -> str | None:
+        """The task the pairs were collected in (``collection.json``); None for a dataset without one (the
+        published one: NetHack's). Its family says in which words the pairs are asked about."""
+        path = self.root / COLLECTION_FILE
+        if not path.is_file():
+            return None
+        try:
+            task = json.loads(path.read_text()).get("task")
+        except (OSError, ValueError, AttributeError) as exc:
+            raise DataError(f"{path}: not a readable collection record ({exc})",
+                            hint="restore it from a copy, or collect the dataset again") from None
+        if task is not None and not isinstance(task, str):
+            raise DataError(f"{path}: 'task' must be a task name, not {task!r}")
+        return task
+
     # -- preference files -----------------------------------------------------------------
     @property
     def preference_dir(self) -> Path:

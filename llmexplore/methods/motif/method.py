@@ -38,6 +38,7 @@ from llmexplore.methods.base import (
     RewardBatch,
     no_grad,
 )
+from llmexplore.methods import message_text
 from llmexplore.methods.motif import questions  # noqa: F401  registers Motif's question kind with the LM layer
 from llmexplore.methods.motif.artifacts import check_reward_model_dir
 from llmexplore.methods.registry import register_method
@@ -45,6 +46,8 @@ from llmexplore.methods.registry import register_method
 if TYPE_CHECKING:  # pragma: no cover
     import gymnasium as gym
     import torch
+
+    from llmexplore.envs.base import TaskSpec
 
 
 class MotifOptions(MethodOptions):
@@ -80,15 +83,22 @@ class Motif(IntrinsicReward):
         return self.scorer.eps
 
     @classmethod
+    def needed_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:
+        """``message``, unless the task's family writes it (``methods/message_text.py``)."""
+        return message_text.needed_keys(task)
+
+    @classmethod
     def check_run(cls, run: CheckContext) -> None:
-        """Also refuse a ``reward_model`` folder that is missing or incomplete."""
+        """Also refuse a family with no text to judge, and a ``reward_model`` folder that is missing or incomplete."""
         super().check_run(run)
+        message_text.message_text(run.task, cls.name)
         check_reward_model_dir(run.options.reward_model)
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: MotifOptions, context: MethodContext) -> gym.Env:
-        """Add the episodic message count N_ep(m) the reward divides by, kept in the workers."""
-        return EpisodicMessageCount(env)
+        """Add the family's ``message`` where the game prints none, and the episodic message count N_ep(m) the
+        reward divides by, kept in the workers."""
+        return EpisodicMessageCount(message_text.with_message(env, context.task, cls.name))
 
     # -- learner side ----------------------------------------------------------------------
     @no_grad

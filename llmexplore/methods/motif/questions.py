@@ -1,6 +1,8 @@
 """Motif's question (also ONI-Ranking's): which of two NetHack messages shows more progress under a goal.
 
 Registered as the kind ``motif_preference`` when imported; its prompts are ``<prompts>/motif_preference/``.
+A family whose text is asked about in its own words names its kind (``EnvFamily.message_text``; Crafter's
+``crafter_preference``), registered here too.
 The labels are those of the pair dataset (``dataset.py``).
 """
 
@@ -12,6 +14,7 @@ from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.parsing import DeclaredAnswer, Parsed
 from llmexplore.lm.questions import NO_SHORTCUT, Question, register_question_kind
 from llmexplore.lm.templates import PromptLibrary
+from llmexplore.methods.message_text import register_family_kinds
 from llmexplore.methods.motif.dataset import LABEL_FIRST, LABEL_SECOND, LABEL_TIE, LABEL_UNKNOWN
 
 __all__ = ["LABEL_FIRST", "LABEL_SECOND", "LABEL_TIE", "LABEL_UNKNOWN", "MotifPreference"]
@@ -61,3 +64,6 @@ class MotifPreference(Question):
     def describe(self) -> str:
         """Kind, prompt version and goal, e.g. ``motif_preference/default goal=defaultgoal``."""
         return f"{self.kind}/{self.version} goal={self.goal}"
+
+
+register_family_kinds(MotifPreference)  # e.g. Crafter's ``crafter_preference`` (``EnvFamily.message_text``)

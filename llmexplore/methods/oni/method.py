@@ -48,6 +48,7 @@ from pydantic import Field
 from llmexplore.envs.wrappers import EPISODIC_MESSAGE_COUNT_KEY, EpisodicMessageCount
 from llmexplore.errors import ConfigError, DataError
 from llmexplore.lm.questions import Question
+from llmexplore.methods import message_text
 from llmexplore.methods.motif.questions import MotifPreference
 from llmexplore.methods.oni.questions import OniClassification
 from llmexplore.methods.base import (
@@ -67,6 +68,7 @@ if TYPE_CHECKING:  # pragma: no cover (the models load torch, in the learner onl
     import gymnasium as gym
     import torch
 
+    from llmexplore.envs.base import TaskSpec
     from llmexplore.methods.oni.online_model import OnlineRewardModel
 
 STATE_FORMAT = "oni-state-v1"
@@ -130,7 +132,8 @@ class _Oni(IntrinsicReward):
         lm = context.lm
         self.vocab = CaptionVocabulary()
         self.rng = np.random.default_rng(context.seed)
-        self.labeler = OnlineLabeler(self.make_question(options, lm.prompts), lm, cache_dir=context.run_dir,
+        question = self.make_question(options, lm.prompts, context.task)
+        self.labeler = OnlineLabeler(question, lm, cache_dir=context.run_dir,
                                      batch_size=options.lm_batch_size, max_pending=options.max_pending,
                                      close_wait_s=options.close_wait_s)
         self._last: tuple[Any, ...] | None = None
@@ -139,17 +142,22 @@ class _Oni(IntrinsicReward):
 
     # -- configuration checks ------------------------------------------------------------------
     @classmethod
-    def make_question(cls, options: OniOptions, prompts: str | None) -> Question:
+    def make_question(cls, options: OniOptions, prompts: str | None, task: TaskSpec) -> Question:
+        """The question asked of each caption, in the words of the task's family (``methods/message_text.py``)."""
         raise NotImplementedError
+
+    @classmethod
+    def needed_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:
+        return message_text.needed_keys(task)  # ``message``, unless the family writes it
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
         super().check_run(run)
-        cls.make_question(run.options, run.lm.prompts)  # the prompt version (and goal) exist
+        cls.make_question(run.options, run.lm.prompts, run.task)  # the family's text, prompt version and goal exist
 
     @classmethod
     def wrap_env(cls, env: gym.Env, options: OniOptions, context: MethodContext) -> gym.Env:
-        return EpisodicMessageCount(env)
+        return EpisodicMessageCount(message_text.with_message(env, context.task, cls.name))
 
     # -- learner side ------------------------------------------------------------------------------
     @no_grad
@@ -292,10 +300,11 @@ class OniRetrieval(_Oni):
         self.table = _LabelTable()
 
     @classmethod
-    def make_question(cls, options: OniOptions, prompts: str | None) -> Question:
+    def make_question(cls, options: OniOptions, prompts: str | None, task: TaskSpec) -> Question:
         """ONI's helpful-or-not question for ``goal`` in the chosen
         prompt version; ConfigError for an unknown goal or version."""
-        return OniClassification(goal=options.goal, version=options.prompt_version, prompts=prompts)
+        asked = message_text.question_class(OniClassification, task, cls.name)
+        return asked(goal=options.goal, version=options.prompt_version, prompts=prompts)
 
     def caption_values(self, ids: np.ndarray) -> np.ndarray:
         """1.0 for captions the LM labelled helpful, else 0 (unlabelled, unhelpful or unreadable), float32."""
@@ -468,10 +477,11 @@ class OniRanking(_OnlineModel, _Oni):
         self.stats = RunningMeanStd(())
 
     @classmethod
-    def make_question(cls, options: RankingOptions, prompts: str | None) -> Question:
+    def make_question(cls, options: RankingOptions, prompts: str | None, task: TaskSpec) -> Question:
         """Motif's preference question for ``goal`` in the chosen
         prompt version; ConfigError for an unknown goal or version."""
-        return MotifPreference(goal=options.goal, version=options.prompt_version, prompts=prompts)
+        asked = message_text.question_class(MotifPreference, task, cls.name)
+        return asked(goal=options.goal, version=options.prompt_version, prompts=prompts)
 
     def caption_values(self, ids: np.ndarray) -> np.ndarray:
         """The preference model's raw r(m) per caption, float32; all 0 before its first step."""

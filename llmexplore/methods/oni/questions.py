@@ -1,6 +1,7 @@
 """ONI-Retrieval's and ONI-Classification's question: is one NetHack message extremely helpful under a goal?
 
 Registered as the kind ``oni_classification`` when imported; its prompts are ``<prompts>/oni_classification/``.
+A family's own kind for it (``EnvFamily.message_text``; Crafter's ``crafter_helpfulness``) is registered too.
 ONI-Ranking asks Motif's question (``methods/motif/questions.py``).
 """
 
@@ -10,6 +11,7 @@ from llmexplore.errors import ConfigError, shown
 from llmexplore.lm.parsing import DeclaredAnswer, Parsed
 from llmexplore.lm.questions import Question, register_question_kind
 from llmexplore.lm.templates import PromptLibrary
+from llmexplore.methods.message_text import register_family_kinds
 
 
 @register_question_kind
@@ -47,3 +49,6 @@ class OniClassification(Question):
         """1 for a declared ``Verdict: helpful``, 0 for ``unhelpful`` or ``not helpful``;
         a failure when the reply declares no valid verdict or conflicting ones."""
         return self.ANSWER.parse(text, prompt)
+
+
+register_family_kinds(OniClassification)  # e.g. Crafter's ``crafter_helpfulness`` (``EnvFamily.message_text``)
