@@ -30,8 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import gymnasium as gym
     import torch
 
-    from llmexplore.agents.resolved_run import ResolvedRun
-
 # torch is imported where a method works, never at import: the registry, `llmexplore methods` and
 # `grid --dry-run` read methods' names, options and checks without loading it.
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -71,9 +69,10 @@ class MethodContext:
     #: the task's number of discrete actions where the caller knows it (the learner does); None: a
     #: method that needs it builds one env to read it (``inverse_dynamics.action_count``)
     num_actions: int | None = None
-    #: the resolved run the method is part of (coefficients, budget, training settings); None where a
-    #: method is built outside a run (a unit test, a tool that scores a policy alone)
-    run: ResolvedRun | None = None
+    #: the resolved run the method is part of (``agents/resolved_run.py: ResolvedRun``: coefficients, budget,
+    #: training settings); None where a method is built outside a run (a unit test, a tool that scores a
+    #: policy alone). Typed loosely: the engine's modules stay out of the methods' imports
+    run: Any = None
 
 
 @dataclass(frozen=True)

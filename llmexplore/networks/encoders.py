@@ -1,7 +1,10 @@
 """The generic side of the policy encoders: each environment family declares its own networks
 (``EnvFamily.networks``, by ``module:Class``, in ``envs/<family>/network.py``) and run settings
-carry the network's name; this module finds the class for sample-factory and offers the parts
-families share.
+carry the network's name; this module finds the class of a name and offers the parts families share.
+
+It sits below both the engine (``agents/encoders.py`` hands the class to sample-factory) and the
+methods (``methods/inverse_dynamics.py`` embeds states with a fresh copy of a family's network),
+so neither reaches into the other for a network.
 
 * ``ConditioningBranch``: keys a method adds for the policy to condition on (a goal embedding,
   a skill one-hot), flattened into one more small MLP branch joined after a family's features.
@@ -102,10 +105,3 @@ def encoder_obs_keys(name: str) -> tuple[str, ...]:
     """Observation keys an encoder reads beyond its adapter's defaults (asked from the adapter)."""
     return tuple(getattr(encoder_class(name), "extra_obs_keys", ()))
 
-
-def make_encoder(cfg, obs_space: gym.spaces.Dict) -> Encoder:
-    """sample-factory's encoder factory: picks the network the resolved run names."""
-    from llmexplore.agents.run_settings import RunSettings
-
-    run = RunSettings.from_cfg(cfg).run
-    return encoder_class(run.encoder)(cfg, obs_space, run.policy_keys)

@@ -283,7 +283,7 @@ def test_families_declare_the_kinds_they_answer_and_one_kind_has_one_family():
 
     assert ORACLE_ANSWERS["motif_preference"].path == "llmexplore.envs.nethack.oracle:motif_answer"
     assert {k for k, v in ORACLE_ANSWERS.items() if isinstance(v, FamilyAnswer)} == {
-        "motif_preference", "oni_classification", "ellm_goals", "housekeep_placement"}
+        "motif_preference", "oni_classification", "ellm_goals", "housekeep_placement", "maestro_code"}
     code = ("import sys, llmexplore.lm.oracle; "
             "print([m for m in sys.modules if m.startswith('llmexplore.envs.') and m.endswith('.oracle')])")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

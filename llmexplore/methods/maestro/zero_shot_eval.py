@@ -70,9 +70,7 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     """Play ``episodes`` episodes of a zero-shot task with a maestro run's checkpoint and the
     task's policy over skills (generated when missing); returns the result record (also written
     to ``out``): success rate with Wilson interval, per-episode rows, counts where measured."""
-    from llmexplore.agents.policy import load_policy
-    from llmexplore.agents.rollout import play_episode
-    from llmexplore.agents.sf_env import build_env
+    from llmexplore.agents.for_methods import build_env, load_policy, play_episode
 
     if episodes < 1:
         raise ConfigError(f"--episodes must be at least 1 (got {episodes})")
