@@ -10,7 +10,7 @@ Imported by ``training.train`` only, once sample-factory is known to be the expe
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sample_factory.algo.runners.runner import AlgoObserver
 from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
@@ -20,8 +20,7 @@ from llmexplore.agents.episode_ledger import EpisodeLedger
 from llmexplore.agents.learner import REPORT_KEY
 from llmexplore.agents.training_budget import TrainingBudget
 
-if TYPE_CHECKING:  # pragma: no cover
-    from llmexplore.agents.training import TrainingSink, TrainResult
+from llmexplore.agents.training_result import TrainingSink, TrainResult
 
 
 class TrainingWatch(AlgoObserver):
@@ -86,8 +85,6 @@ class TrainingWatch(AlgoObserver):
     # -- the end -------------------------------------------------------------------------------------------
     def result(self, status: Any) -> TrainResult:
         """How the session ended: complete only at the budget and with no child process dead."""
-        from llmexplore.agents.training import TrainResult
-
         seconds = time.time() - self.started
         if status is None:  # the engine never started
             return TrainResult("failed", self.resume_env_steps, 0, seconds)
