@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
@@ -18,6 +18,9 @@ from llmexplore.agents.training_result import TrainingSink, TrainResult
 from llmexplore.agents.training_budget import TrainingBudget
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
 from llmexplore.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover (it imports sample-factory)
+    from llmexplore.agents.training_watch import TrainingWatch
 
 
 #: how long a serial run's single process may spend in one training step before sample-factory stops it
@@ -135,7 +138,7 @@ def build_runner(run: ResolvedRun, run_dir: str | Path) -> Any:
     return (SerialTrainer if run.train.serial else ParallelTrainer)(build_sf_config(run, run_dir))
 
 
-def watch_runner(runner: Any, run: ResolvedRun, sink: TrainingSink, resume_env_steps: int) -> Any:
+def watch_runner(runner: Any, run: ResolvedRun, sink: TrainingSink, resume_env_steps: int) -> TrainingWatch:
     """The main process's watch over the runner (budget, progress, reports: ``training_watch.py``), and
     the stop on Ctrl-C or SIGTERM (checkpoint first), registered as sample-factory observers."""
     from llmexplore.agents import stop_requests
@@ -147,7 +150,7 @@ def watch_runner(runner: Any, run: ResolvedRun, sink: TrainingSink, resume_env_s
     return watch
 
 
-def start_engine(runner: Any, watch: Any) -> Any:
+def start_engine(runner: Any, watch: TrainingWatch) -> Any:
     """Start sample-factory's components; None when they failed to start, else its status so far. The
     watch hears episodes and reports from then on."""
     from sample_factory.algo.utils.misc import ExperimentStatus
