@@ -25,6 +25,8 @@ import numpy as np
 
 from llmexplore.envs.housekeep import scenes as scene_table
 from llmexplore.envs.housekeep.annotations import SOURCE_HINT, Annotations, file_key, housekeep_root
+# the oracle's placement rules import it from here, and their file is frozen by content (lm/oracle/versions.py)
+from llmexplore.envs.housekeep.annotations import load_annotations  # noqa: F401
 from llmexplore.envs.housekeep.packing import fits
 from llmexplore.envs.housekeep.vocab import (
     MAX_OBJECTS,

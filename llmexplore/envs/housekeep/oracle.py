@@ -27,7 +27,7 @@ def judge(noise: float = 0.0, seed: int = 0) -> "PlacementJudge":
     with _lock:
         found = _judges.get(key)
         if found is None:
-            from llmexplore.envs.housekeep.annotations import load_annotations
+            from llmexplore.envs.housekeep.data import load_annotations
             from llmexplore.envs.housekeep.placements import PlacementJudge
 
             found = _judges[key] = PlacementJudge(load_annotations(), noise=key[0], seed=key[1])
