@@ -140,7 +140,7 @@ def inherited_docstrings(modules: dict[str, ast.Module]) -> list[str]:
 
 #: modules that are data, not an API: the oracle's canned MaestroMotif code answers are cut out of these files
 #: word for word (a docstring would change the answer and count against the sandbox's size limits)
-DATA_MODULES = ("llmexplore.lm.oracle.maestro_reference.",)
+DATA_MODULES = ("llmexplore.methods.maestro.maestro_reference.",)
 
 
 def _public_functions(modules: dict[str, ast.Module]):

@@ -74,7 +74,7 @@ class ResolvedRun(BaseModel):
     lm: LMConfig = Field(description="the language model the method asks, every setting filled in")
     parent: ParentSpec | None = Field(None, description="with the parent checkpoint chosen")
     label: str = Field(description="row name in tables; the method name when the spec gave none")
-    encoder: str = Field(description="the policy network's encoder (agents/encoders.py)")
+    encoder: str = Field(description="the policy network's encoder (networks/encoders.py)")
     policy_keys: tuple[str, ...] = Field(description="observation keys the method adds for the policy")
 
     # -- what the engine reads ---------------------------------------------------------------------

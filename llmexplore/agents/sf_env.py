@@ -69,7 +69,7 @@ def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] =
 
     Keys the method's wrapper reads (``env_keys``) are asked from the adapter and dropped after
     the wrapper unless the caller asked for them as well."""
-    from llmexplore.agents.encoders import encoder_obs_keys
+    from llmexplore.networks.encoders import encoder_obs_keys
 
     adapter = make_adapter(settings.run.task)
     method_cls, options = settings.method_class_and_options()

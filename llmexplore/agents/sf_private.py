@@ -1,10 +1,13 @@
-"""Every piece of sample-factory's private API that llmexplore relies on, in one module.
+"""Every piece of sample-factory that llmexplore overrides or reaches into, in one module.
 
 sample-factory 2.1.1 offers no hook for what our learner adds (a method's state in checkpoints,
 returns that end inside an episode, our own learner worker, a stop with a checkpoint), so we
 override or reach into parts that are not its public API. They are all named here, in
 ``PIECES``, and used only through the classes and functions below: the rest of llmexplore
-sees our own hook names. ``check_sample_factory()`` runs when training starts and in
+sees our own hook names. ``PIECES`` also names the public methods our subclasses override and
+the attributes they set (``Learner.train``, ``Runner.status``, ...): a release that renames one
+would otherwise leave our override uncalled, silently (``tests/unit/test_sf_overrides.py`` reads
+our subclasses and fails when one overrides or sets a piece not listed here). ``check_sample_factory()`` runs when training starts and in
 tests/unit/test_sf_private.py; it fails with a message naming each piece that differs and the
 one sample-factory version this was written against, so an upgrade breaks loudly at the start
 instead of silently mid-run.
@@ -47,6 +50,9 @@ class PrivatePiece:
     parameters: tuple[str, ...]
     #: why we need it, and where it is used
     why: str
+    #: True: a private part, reached only through this module; False: a public method our subclasses
+    #: override, or an attribute they set, under sample-factory's own name
+    private: bool = True
 
     @property
     def label(self) -> str:
@@ -96,6 +102,37 @@ PIECES: tuple[PrivatePiece, ...] = (
                  "the watchdog fails a run whose rollout or inference process died (child_processes)"),
     PrivatePiece("argparse:_ActionsContainer", "_actions", "attribute", (),
                  "the names sample-factory's parser accepts, to refuse unknown sf_args early (option_names)"),
+    *(PrivatePiece(owner, name, kind, parameters, why, private=False) for owner, name, kind, parameters, why in (
+        (_LEARNER, "init", "method", ("self",),
+         "IntrinsicLearner.init builds the run's method before sample-factory's set-up"),
+        (_LEARNER, "load_checkpoint", "method", ("checkpoints", "device"),
+         "IntrinsicLearner.load_checkpoint (a staticmethod) reads checkpoints holding numpy values"),
+        (_LEARNER, "load_from_checkpoint", "method", ("self", "policy_id", "load_progress"),
+         "IntrinsicLearner.load_from_checkpoint starts a fine-tuning run from its parent's policy"),
+        (_LEARNER, "train", "method", ("self", "batch"),
+         "IntrinsicLearner.train puts the method's reward into the batch before PPO"),
+        (_LEARNER, "save", "method", ("self",), "an interrupted serial run is checkpointed (training.py)"),
+        (_LEARNER, "env_steps", "attribute", (), "the learner's count: budget, reports, checkpoints"),
+        (_WORKER, "__init__", "method", ("self", "evt_loop", "cfg", "env_info", "buffer_mgr", "batcher", "policy_id"),
+         "LearnerWorkerHooks builds our learner after sample-factory's worker set-up"),
+        (_WORKER, "learner", "attribute", (), "LearnerWorkerHooks replaces the worker's learner by ours"),
+        (_WORKER, "on_stop", "method", ("self", "args"),
+         "IntrinsicLearnerWorker.on_stop sends the last metrics row and closes the method"),
+        (_RUNNER, "init", "method", ("self",), "ParallelTrainer.init starts the child watchdog"),
+        ("sample_factory.algo.runners.runner_parallel:ParallelRunner", "init", "method", ("self",),
+         "ParallelTrainer.init calls it first"),
+        (_RUNNER, "status", "attribute", (), "ParallelTrainer marks a run failed when a child process died"),
+        (_RUNNER, "stopped", "attribute", (), "ParallelTrainer stops; the stop observer reads it"),
+        (_RUNNER, "event_loop", "attribute", (), "the watchdog's timer runs on it; a dead child stops it"),
+        (_RUNNER, "env_steps", "attribute", (), "the learner's count as the runner heard it (training_watch)"),
+        ("sample_factory.algo.runners.runner:AlgoObserver", "on_training_step", "method",
+         ("self", "runner", "training_iteration_since_resume"),
+         "the budget's stop and the stop requests (TrainingWatch, stop_requests.StopObserver)"),
+        ("sample_factory.model.encoder:Encoder", "__init__", "method", ("self", "cfg"),
+         "every family network and GenericEncoder subclasses Encoder"),
+        ("sample_factory.model.encoder:Encoder", "get_out_size", "method", ("self",),
+         "each encoder says the width of its features"),
+    )),
 )
 
 

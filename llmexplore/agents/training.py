@@ -7,51 +7,20 @@ for episodes, intrinsic returns and progress, and get a short result back.
 from __future__ import annotations
 
 import os
-import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from llmexplore.agents.episode_ledger import EpisodeLedger
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.train_config import check_sf_args
+from llmexplore.agents.training_result import TrainingSink, TrainResult
+from llmexplore.agents.training_budget import TrainingBudget
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
 from llmexplore.errors import ConfigError
 
-
-class TrainingSink(Protocol):
-    """Receives what happens during training (in the main process)."""
-
-    def on_episode(self, row: dict[str, Any]) -> None:
-        """A finished episode: return, length, the adapter's stats and ``env_steps``, the learner's count
-        after the batch that trained its last step (``episode_ledger.py``)."""
-
-    def on_intrinsic_returns(self, env_steps: int, returns: list[float]) -> None:
-        """Intrinsic returns (before c_int) of the episodes of the batch that ends at ``env_steps``."""
-
-    def on_metrics(self, env_steps: int, metrics: dict[str, float]) -> None:
-        """A metrics row: mean rewards per step and the method's own figures."""
-
-    def on_progress(self, env_steps: int, steps_per_second: float) -> None:
-        """Called after each training iteration, for progress displays."""
-
-    def on_episodes_through(self, env_steps: int) -> None:
-        """Every episode up to ``env_steps`` has been passed to ``on_episode``."""
-
-    def on_parent(self, report: dict[str, Any]) -> None:
-        """A fine-tuning run loaded its parent's weights: which tensors, which not, which reset."""
-
-
-@dataclass
-class TrainResult:
-    status: str  # "complete" | "interrupted" | "failed"
-    env_steps: int
-    session_env_steps: int
-    session_seconds: float
-    #: why a failed run failed, when known (e.g. which child process died)
-    error: str | None = None
+if TYPE_CHECKING:  # pragma: no cover (it imports sample-factory)
+    from llmexplore.agents.training_watch import TrainingWatch
 
 
 #: how long a serial run's single process may spend in one training step before sample-factory stops it
@@ -84,8 +53,7 @@ def sf_argv(run: ResolvedRun, run_dir: str | Path) -> list[str]:
         "gamma": train.gamma,
         "reward_scale": train.reward_scale,
         "reward_clip": train.reward_clip,
-        # sample-factory stops once its count *exceeds* this; budget - 1 stops at the first batch reaching it
-        "train_for_env_steps": max(budget - 1, 1),
+        "train_for_env_steps": TrainingBudget(budget).sample_factory_limit,  # a backstop: the budget stops first
         "save_every_sec": train.save_every_sec,
         "save_best_every_sec": 10**9,  # "best" by raw reward means little for exploration runs
         "keep_checkpoints": 2,
@@ -132,20 +100,27 @@ def register_components() -> None:
 def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_steps: int = 0,
           quiet: bool = True) -> TrainResult:
     """Run (or resume) the resolved run's training into ``run_dir`` until its budget; sample-factory
-    checkpoints there as it goes."""
+    checkpoints there as it goes. Serial and parallel runs go through the same steps."""
+    prepare_process(run, quiet)
+    runner = build_runner(run, run_dir)
+    watch = watch_runner(runner, run, sink, resume_env_steps)
+    status = start_engine(runner, watch)
+    if status is not None:
+        status = run_engine(runner)
+        stop_engine(runner, status, sink, run.train.serial)
+    return watch.result(status)
+
+
+def prepare_process(run: ResolvedRun, quiet: bool) -> None:
+    """This process, before any engine: the task's family known to new processes, sample-factory checked
+    against the pieces we rely on, its console quiet when asked, our env and encoders registered."""
     from llmexplore.envs.registry import get_task, require_in_new_processes
 
     # sample-factory probes the env in a new process even in serial mode: it must know the family
     require_in_new_processes(get_task(run.task).family)
-
-    from sample_factory.algo.runners.runner import AlgoObserver
-    from sample_factory.algo.utils.misc import EPISODIC, ExperimentStatus
-
-    from llmexplore.agents import sf_private, stop_requests
-    from llmexplore.agents.learner import REPORT_KEY, ParallelTrainer, SerialTrainer
+    from llmexplore.agents import sf_private
 
     sf_private.check_sample_factory()  # before any work: a differing sample-factory fails here, clearly
-
     warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad=True to a scalar")
     if quiet:
         os.environ[QUIET_ENV] = "1"
@@ -153,73 +128,54 @@ def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_
     register_components()
     import torch
 
-    train_config, budget = run.train, run.budget
-    torch.set_num_threads(train_config.torch_threads)  # sample-factory leaves this alone in serial mode
-    cfg = build_sf_config(run, run_dir)
-    runner = (SerialTrainer if train_config.serial else ParallelTrainer)(cfg)
-    samples_per_update = cfg.batch_size * cfg.num_batches_per_epoch  # sample-factory's batch_size: minibatch
+    torch.set_num_threads(run.train.torch_threads)  # sample-factory leaves this alone in serial mode
 
-    started = time.time()
-    ledger = EpisodeLedger(sink, resume_env_steps)  # files each episode under the batch that trained it
 
-    def learner_steps() -> int:
-        return int(runner.env_steps.get(0, resume_env_steps))
+def build_runner(run: ResolvedRun, run_dir: str | Path) -> Any:
+    """sample-factory's runner for the run: every component in this process (serial) or in workers."""
+    from llmexplore.agents.learner import ParallelTrainer, SerialTrainer
 
-    def on_episode(_runner, msg: dict, _policy_id: int) -> None:
-        stats = msg[EPISODIC]
-        row = dict(stats.get("episode_extra_stats") or {})
-        row.setdefault("return", float(stats["reward"]))
-        row.setdefault("length", int(stats["len"]))
-        ledger.episode(row)  # written, with its batch's env steps, once the learner reports that batch
+    return (SerialTrainer if run.train.serial else ParallelTrainer)(build_sf_config(run, run_dir))
 
-    def on_report(_runner, msg: dict, _policy_id: int) -> None:
-        report = msg[REPORT_KEY]
-        steps = int(report.get("env_steps", learner_steps()))  # the learner's count after the batch it reports
-        if report.get("metrics"):  # before the ledger moves the logs' "complete through" mark past this batch
-            sink.on_metrics(steps, report["metrics"])
-        if "episodes" in report:  # one per trained batch (a stop's last metrics row has none)
-            ledger.batch_trained(steps, [(int(uid), float(total)) for uid, total in report["episodes"]])
-        if report.get("parent"):
-            sink.on_parent(report["parent"])
 
-    def trained_steps() -> int:
-        """The learner's count after the iteration that just ended. sample-factory's runner hears of it
-        only after this point (its own budget check trails by one batch); in serial mode the learner is
-        here to ask, otherwise the iteration added one batch."""
-        learner = sf_private.runner_learners(runner).get(0) if train_config.serial else None
-        return int(learner.env_steps) if learner is not None else learner_steps() + samples_per_update
+def watch_runner(runner: Any, run: ResolvedRun, sink: TrainingSink, resume_env_steps: int) -> TrainingWatch:
+    """The main process's watch over the runner (budget, progress, reports: ``training_watch.py``), and
+    the stop on Ctrl-C or SIGTERM (checkpoint first), registered as sample-factory observers."""
+    from llmexplore.agents import stop_requests
+    from llmexplore.agents.training_watch import TrainingWatch
 
-    class Progress(AlgoObserver):
-        def on_training_step(self, runner_, training_iteration_since_resume: int) -> None:
-            elapsed = max(time.time() - started, 1e-6)
-            sink.on_progress(learner_steps(), (learner_steps() - resume_env_steps) / elapsed)
-            if trained_steps() >= budget:  # stop on the batch that reaches the budget, not one later
-                sf_private.stop_training(runner_)
+    watch = TrainingWatch(runner, TrainingBudget(run.budget), sink, resume_env_steps, run.train.serial)
+    runner.register_observer(watch)
+    runner.register_observer(stop_requests.stop_observer())
+    return watch
 
-    runner.register_observer(Progress())
-    runner.register_observer(stop_requests.stop_observer())  # Ctrl-C / SIGTERM: checkpoint, then stop
+
+def start_engine(runner: Any, watch: TrainingWatch) -> Any:
+    """Start sample-factory's components; None when they failed to start, else its status so far. The
+    watch hears episodes and reports from then on."""
+    from sample_factory.algo.utils.misc import ExperimentStatus
+
     status = runner.init()
     if status != ExperimentStatus.SUCCESS:
-        return TrainResult("failed", resume_env_steps, 0, time.time() - started)
-    sf_private.add_policy_msg_handler(runner, EPISODIC, on_episode)
-    sf_private.add_policy_msg_handler(runner, REPORT_KEY, on_report)
+        return None
+    watch.listen()
+    return status
+
+
+def run_engine(runner: Any) -> Any:
+    """Train until the budget, a stop request or a failure; sample-factory's final status."""
+    from llmexplore.agents import stop_requests
+
     with stop_requests.training_loop():
-        status = runner.run()
-    if status == ExperimentStatus.INTERRUPTED and train_config.serial:
+        return runner.run()
+
+
+def stop_engine(runner: Any, status: Any, sink: TrainingSink, serial: bool) -> None:
+    """What a stop leaves undone: an interrupted serial run's checkpoint and last metrics row."""
+    from sample_factory.algo.utils.misc import ExperimentStatus
+
+    if status == ExperimentStatus.INTERRUPTED and serial:
         _checkpoint_interrupted_serial_run(runner, sink)
-    seconds = time.time() - started
-    steps = learner_steps()
-    outcome = {
-        ExperimentStatus.SUCCESS: "complete",
-        ExperimentStatus.INTERRUPTED: "interrupted",
-    }.get(status, "failed")
-    if outcome == "complete" and steps < budget:
-        outcome = "interrupted"
-    watchdog = getattr(runner, "watchdog", None)
-    error = watchdog.failure if watchdog is not None else None
-    if error is not None:
-        outcome = "failed"
-    return TrainResult(outcome, steps, steps - resume_env_steps, seconds, error)
 
 
 def _checkpoint_interrupted_serial_run(runner: Any, sink: TrainingSink) -> None:

@@ -48,6 +48,7 @@ class APT(IntrinsicReward):
     description = "APT: k-NN particle entropy in a contrastively learned representation (LM-free)"
     default_int_coef = 0.5
     update_beside_policy = True  # update reads the batch and trains its own networks only
+    reward_changes_state = True  # the running mean distance takes in each batch's distances
     Options = APTOptions
 
     def __init__(self, options: APTOptions, context: MethodContext, obs_space: gym.spaces.Dict):

@@ -5,6 +5,22 @@ may add observation keys: episodic message counts, goal suggestions, the active 
 The *learner side* (``reward``, ``update``) runs on whole training batches in the learner
 and must be batched. State that must survive a restart goes through ``state_dict``.
 
+The learner-side contract, which every method keeps:
+
+* The learner calls ``reward(batch)`` and then ``update(batch)`` with the same batch object, once each,
+  batch after batch.
+* ``reward`` trains nothing. Whether it may change the method's state is declared by
+  ``reward_changes_state``: False (the default), it is a function of the state and the batch, so a
+  second call gives the same values and evaluation can score a checkpoint's episodes with it; True, it
+  advances state that follows the batch's steps in time and decides later rewards (E3B's per-episode
+  ellipses, NovelD's visited sets, running reward statistics). Counters kept for ``metrics`` are not
+  state in this sense.
+* Work ``reward`` did that ``update`` needs too (an embedding pass with its graph, the batch's
+  captions) is handed over with ``carry(batch, work)`` and taken in ``update`` with ``carried(batch)``,
+  which returns it only for that very batch, once. Where ``reward`` did not see the batch (a caller
+  that trains without rewarding) ``carried`` returns None and ``update`` computes what it needs itself,
+  never by calling ``reward``, whose state changes and counters belong to rewarding.
+
 Timing convention: ``batch.obs`` holds T+1 observations per trajectory row; the reward
 of transition t (action a_t) belongs to what the action led to, ``batch.next_obs``
 (index t+1). When transition t ended an episode (``batch.dones[:, t] == 1``) the next
@@ -29,8 +45,6 @@ from llmexplore.lm.config import LMConfig
 if TYPE_CHECKING:  # pragma: no cover
     import gymnasium as gym
     import torch
-
-    from llmexplore.agents.resolved_run import ResolvedRun
 
 # torch is imported where a method works, never at import: the registry, `llmexplore methods` and
 # `grid --dry-run` read methods' names, options and checks without loading it.
@@ -71,9 +85,10 @@ class MethodContext:
     #: the task's number of discrete actions where the caller knows it (the learner does); None: a
     #: method that needs it builds one env to read it (``inverse_dynamics.action_count``)
     num_actions: int | None = None
-    #: the resolved run the method is part of (coefficients, budget, training settings); None where a
-    #: method is built outside a run (a unit test, a tool that scores a policy alone)
-    run: ResolvedRun | None = None
+    #: the resolved run the method is part of (``agents/resolved_run.py: ResolvedRun``: coefficients, budget,
+    #: training settings); None where a method is built outside a run (a unit test, a tool that scores a
+    #: policy alone). Typed loosely: the engine's modules stay out of the methods' imports
+    run: Any = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +165,8 @@ class IntrinsicReward(ABC):
     Options: ClassVar[type[MethodOptions]] = MethodOptions
     #: named sets of published settings, chosen with the option ``preset`` (which the Options then declare)
     presets: ClassVar[Mapping[str, MethodPreset]] = {}
+    #: may ``reward`` change state that decides later rewards (the module's contract)? False: no
+    reward_changes_state: ClassVar[bool] = False
 
     @classmethod
     def int_coef_for(cls, options: MethodOptions) -> float:
@@ -161,6 +178,8 @@ class IntrinsicReward(ABC):
         self.options = options
         self.context = context
         self.obs_space = obs_space
+        #: what ``reward`` handed to ``update``: (the batch, the work), until ``carried`` takes it
+        self._carried: tuple[RewardBatch, Any] | None = None
         import torch
 
         self.device = torch.device(context.device)
@@ -234,6 +253,17 @@ class IntrinsicReward(ABC):
     def update(self, batch: RewardBatch) -> dict[str, float]:
         """Online training step on the batch (after ``reward``); returns metrics to log."""
         return {}
+
+    def carry(self, batch: RewardBatch, work: Any) -> None:
+        """Called in ``reward``: keep ``work`` on ``batch`` for ``update`` (the module's contract), so that
+        it is done once a batch."""
+        self._carried = (batch, work)
+
+    def carried(self, batch: RewardBatch) -> Any | None:
+        """Called in ``update``: the work ``reward`` carried for this very batch, let go here; None where
+        ``reward`` did not see it (``update`` then computes what it needs itself)."""
+        carried, self._carried = getattr(self, "_carried", None), None
+        return carried[1] if carried is not None and carried[0] is batch else None
 
     def metrics(self) -> dict[str, float]:
         """Counters worth logging (queue lengths, cache hits); called now and then."""

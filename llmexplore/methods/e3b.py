@@ -25,6 +25,7 @@ sample-factory version does.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from pydantic import Field
@@ -70,6 +71,7 @@ class E3B(IntrinsicReward):
     description = "E3B: elliptical episodic bonus in an inverse-dynamics embedding (LM-free)"
     default_int_coef = 1.0  # published on MiniHack, with normalised bonuses
     update_beside_policy = True  # update reads the batch and trains its own networks only
+    reward_changes_state = True  # each env's C⁻¹ and the bonus statistics
     Options = E3BOptions
     presets = {
         "published": MethodPreset(
@@ -98,8 +100,6 @@ class E3B(IntrinsicReward):
         self.inverse_covariance: dict[int, torch.Tensor] = {}
         self.bonus_stats = RunningMeanStd(()).to(self.device)
         self._bonus_sum, self._bonus_count = 0.0, 0
-        #: the batch ``reward`` embedded, and φ with its graph, for ``update`` to train on
-        self._pending: tuple[RewardBatch, torch.Tensor] | None = None
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
@@ -107,16 +107,21 @@ class E3B(IntrinsicReward):
         super().check_run(run)
         check_embedding(cls.name, run)
 
-    # -- the bonus -----------------------------------------------------------------------------------
+    # -- the bonus: b_t = φ(s_{t+1})ᵀ C_t⁻¹ φ(s_{t+1}) -------------------------------------------------
     def _fresh(self, count: int) -> torch.Tensor:
+        """C⁻¹ of an episode that has seen nothing yet, (λI)⁻¹ = I/λ, ``count`` times: [count, D, D]."""
         import torch
 
         eye = torch.eye(self.options.embed_dim, dtype=self.dtype, device=self.device) / self.options.ridge
         return eye.expand(count, -1, -1).clone()
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
-        """[N, T] bonuses (normalised unless ``normalize`` is off); advances each env's C⁻¹."""
-        bonus = self.raw_bonus(batch)
+        """[N, T] bonuses (normalised unless ``normalize`` is off). Changes state (``reward_changes_state``):
+        each env's C⁻¹ absorbs the batch's observations, and the bonus statistics take in its bonuses. The
+        embedding pass, with its graph, is carried to ``update``, which trains φ on it."""
+        phi = self._embed(batch)
+        self.carry(batch, phi)
+        bonus = self.bonuses(batch, phi.detach().to(self.dtype))
         self._bonus_sum += float(bonus.sum())
         self._bonus_count += bonus.numel()
         if not self.options.normalize:
@@ -128,10 +133,17 @@ class E3B(IntrinsicReward):
         """b_t of every transition, [N, T] (``precision`` dtype), env by env in time order."""
         import torch
 
+        with torch.no_grad():
+            return self.bonuses(batch, self._embed(batch).detach().to(self.dtype))
+
+    def bonuses(self, batch: RewardBatch, phi: torch.Tensor) -> torch.Tensor:
+        """b_t of every transition from φ of every observation (phi [N, T+1, D]): the rows of one env go
+        through its episode's C⁻¹ in batch order (``episodic.rounds``)."""
+        import torch
+
         from llmexplore.methods.episodic import rounds, row_envs
 
         n, t = batch.shape
-        phi = self._embed(batch).detach().to(self.dtype)
         uids = row_envs(batch)
         bonus = torch.zeros(n, t, dtype=self.dtype, device=self.device)
         dones = batch.dones.to(self.device) != 0
@@ -140,33 +152,30 @@ class E3B(IntrinsicReward):
         return bonus
 
     def _embed(self, batch: RewardBatch) -> torch.Tensor:
-        """φ of every observation, [N, T+1, D], with gradients: ``update`` trains on this very pass
-        (the bonus uses φ before the step, as when the two passes were apart), so φ runs once a batch."""
+        """φ of every observation, [N, T+1, D], with gradients (``update`` trains on this very pass; the
+        bonus uses φ as it was before the step, as when the two passes were apart)."""
         import torch
 
         from llmexplore.methods.inverse_dynamics import flat_steps
 
-        if self._pending is not None and self._pending[0] is batch:
-            return self._pending[1]
         n, t = batch.shape
         with torch.enable_grad():
-            phi = self.model.embed(flat_steps(batch.obs)).reshape(n, t + 1, -1)
-        self._pending = (batch, phi)
-        return phi
+            return self.model.embed(flat_steps(batch.obs)).reshape(n, t + 1, -1)
 
     def _episode_bonuses(self, phi: torch.Tensor, dones: torch.Tensor, uids: np.ndarray | None) -> torch.Tensor:
-        """Bonuses of R rows, one per env. phi [R, T+1, D] (index 0: the observation the row starts
-        from), dones [R, T] -> [R, T]. A row of an env not seen before starts an episode.
+        """Bonuses of R rows, one per env: phi [R, T+1, D] (index 0: the observation the row starts from),
+        dones [R, T] -> [R, T]. Each row goes on its env's open episode, with that episode's C⁻¹; a row of
+        an env not seen before (or without env uids) opens an episode with its first observation.
 
-        Rows that neither start nor end an episode go through ``absorb_block`` together; the others are
-        cut into episode segments, each absorbed the same way."""
+        Rows that go on an episode without ending it absorb their observations in one ``absorb_block``
+        together; a row with an episode end is cut into its episodes (``_absorb_row``)."""
         import torch
 
         r, t1, _ = phi.shape
-        known = [uids is not None and int(u) in self.inverse_covariance for u in (uids if uids is not None else range(r))]
-        cov_inv = torch.stack([self.inverse_covariance[int(uids[i])] if known[i] else self._fresh(1)[0]
-                               for i in range(r)])
-        plain = [i for i in range(r) if known[i] and not bool(dones[i].any())]
+        envs = uids.tolist() if uids is not None else [None] * r
+        open_episode = [self.inverse_covariance.get(int(uid)) if uid is not None else None for uid in envs]
+        cov_inv = torch.stack([c if c is not None else self._fresh(1)[0] for c in open_episode])
+        plain = [i for i in range(r) if open_episode[i] is not None and not bool(dones[i].any())]
         if len(plain) == r:  # the usual batch: every row goes on an episode, no copy out and back
             bonus, cov_inv = absorb_block(cov_inv, phi[:, 1:].contiguous())
         else:
@@ -175,38 +184,25 @@ class E3B(IntrinsicReward):
                 rows = torch.tensor(plain, device=phi.device)
                 bonus[rows], cov_inv[rows] = absorb_block(cov_inv[rows], phi[rows, 1:])
             for i in sorted(set(range(r)) - set(plain)):
-                cov_inv[i] = self._row_with_episode_ends(cov_inv[i] if known[i] else None, phi[i], dones[i],
-                                                         bonus[i])
-        if uids is not None:
-            for row, uid in enumerate(uids.tolist()):
+                cov_inv[i] = self._absorb_row(open_episode[i], phi[i], dones[i], bonus[i])
+        for row, uid in enumerate(envs):
+            if uid is not None:
                 self.inverse_covariance[int(uid)] = cov_inv[row]
         return bonus
 
-    def _row_with_episode_ends(self, cov_inv: torch.Tensor | None, phi: torch.Tensor, dones: torch.Tensor,
-                               bonus: torch.Tensor) -> torch.Tensor:
-        """One row cut at its episode ends: phi [T+1, D], dones [T]; fills bonus [T] in place and returns
-        the C⁻¹ the row ends with. ``cov_inv`` None: the row starts an episode with phi[0]."""
-        segments: list[tuple[torch.Tensor | None, list[int]]] = []  # (C⁻¹ to start from or None: fresh, steps)
-        start, steps = (cov_inv, []) if cov_inv is not None else (None, [-1])
-        for step in range(len(dones)):
-            if bool(dones[step]):  # this observation starts the next episode: it pays 0 and enters a fresh C
-                segments.append((start, steps))
-                start, steps = None, [step]
-                continue
-            steps.append(step)
-        segments.append((start, steps))
+    def _absorb_row(self, cov_inv: torch.Tensor | None, phi: torch.Tensor, dones: torch.Tensor,
+                    bonus: torch.Tensor) -> torch.Tensor:
+        """One row cut into its episodes: phi [T+1, D], dones [T]; fills bonus [T] in place and returns the
+        C⁻¹ of the episode the row ends in. ``cov_inv``: C⁻¹ of the episode the row goes on, None: the row
+        opens one with phi[0]."""
         current = cov_inv
-        for first, (start, steps) in enumerate(segments):
-            if start is None:
+        for piece in episode_pieces(dones.tolist(), goes_on=cov_inv is not None):
+            if piece.opens:
                 current = self._fresh(1)[0]
-            if not steps:
-                continue
-            index = [s + 1 for s in steps]  # the observation each step absorbs (phi[0] for -1)
-            paid, blocked = absorb_block(current.unsqueeze(0), phi[index].unsqueeze(0))
-            current = blocked[0]
-            for k, step in enumerate(steps):
-                opens = start is None and k == 0
-                if step >= 0 and not opens:
+            paid, absorbed = absorb_block(current.unsqueeze(0), phi[[s + 1 for s in piece.steps]].unsqueeze(0))
+            current = absorbed[0]
+            for k, step in enumerate(piece.steps):
+                if not (piece.opens and k == 0):  # an episode's first observation enters C without paying
                     bonus[step] = paid[0, k]
         assert current is not None
         return current
@@ -218,8 +214,9 @@ class E3B(IntrinsicReward):
         clipped first, as both of the authors' codes do."""
         from llmexplore.methods.inverse_dynamics import clip_gradients, inverse_loss, within_episode
 
-        phi_all = self._embed(batch)
-        self._pending = None
+        phi_all = self.carried(batch)
+        if phi_all is None:  # ``reward`` did not see this batch
+            phi_all = self._embed(batch)
         n, t = batch.shape
         phi_now, phi_next = phi_all[:, :-1].reshape(n * t, -1), phi_all[:, 1:].reshape(n * t, -1)
         keep = within_episode(batch.dones.to(self.device))
@@ -254,6 +251,32 @@ class E3B(IntrinsicReward):
     def state_summary(self) -> dict[str, Any]:
         """How many bonuses the running statistics have taken in, and their standard deviation."""
         return {"bonuses_seen": int(self.bonus_stats.count), "bonus_std": float(self.bonus_stats.std)}
+
+
+@dataclass(frozen=True)
+class EpisodePiece:
+    """A stretch of a row inside one episode: the transitions whose next observation it absorbs, in order
+    (step -1: the row's own first observation). ``opens``: its first observation starts the episode."""
+
+    opens: bool
+    steps: tuple[int, ...]
+
+
+def episode_pieces(dones: list[bool], goes_on: bool) -> list[EpisodePiece]:
+    """A row's transitions cut at episode ends (dones [T]): the observation after an ending transition opens
+    the next episode. ``goes_on``: the row continues an episode; else its first observation opens one.
+    Pieces without a transition to absorb are left out.
+
+    >>> episode_pieces([False, True, False], goes_on=True)
+    [EpisodePiece(opens=False, steps=(0,)), EpisodePiece(opens=True, steps=(1, 2))]
+    """
+    pieces = [EpisodePiece(not goes_on, () if goes_on else (-1,))]
+    for step, done in enumerate(dones):
+        if done:
+            pieces.append(EpisodePiece(True, (step,)))
+        else:
+            pieces[-1] = EpisodePiece(pieces[-1].opens, pieces[-1].steps + (step,))
+    return [piece for piece in pieces if piece.steps]
 
 
 def check_embedding(method: str, run: CheckContext) -> None:

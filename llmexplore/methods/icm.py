@@ -72,8 +72,6 @@ class ICM(IntrinsicReward):
         self.forward_model = _forward_model(options.embed_dim, self.num_actions, options.hidden).to(self.device)
         params = list(self.model.parameters()) + list(self.forward_model.parameters())
         self.optimizer = torch.optim.Adam(params, lr=options.lr)
-        #: the batch ``reward`` embedded, and φ(s_t), φ(s_{t+1}) with their graph, for ``losses`` to train on
-        self._pending: tuple[RewardBatch, tuple[torch.Tensor, torch.Tensor]] | None = None
 
     @classmethod
     def check_run(cls, run: CheckContext) -> None:
@@ -85,20 +83,16 @@ class ICM(IntrinsicReward):
 
     def _embed_pairs(self, batch: RewardBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """φ(s_t) and φ(s_{t+1}) of every transition, [N*T, D] each, from one pass over [N, T+1], with
-        gradients: the training step after ``reward`` reuses this pass (the reward uses the networks
-        before the step, as when the two passes were apart)."""
+        gradients: ``reward`` carries this pass to the training step (the reward uses the networks before
+        the step, as when the two passes were apart)."""
         import torch
 
         from llmexplore.methods.inverse_dynamics import flat_steps
 
-        if self._pending is not None and self._pending[0] is batch:
-            return self._pending[1]
         n, t = batch.shape
         with torch.enable_grad():  # the learner calls ``reward`` under no_grad: the slices need the graph too
             phi = self.model.embed(flat_steps(batch.obs)).reshape(n, t + 1, -1)
-            pair = (phi[:, :-1].reshape(n * t, -1), phi[:, 1:].reshape(n * t, -1))
-        self._pending = (batch, pair)
-        return pair
+            return phi[:, :-1].reshape(n * t, -1), phi[:, 1:].reshape(n * t, -1)
 
     def _forward_errors(self, phi_now: torch.Tensor, phi_next: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """½‖f(φ(s_t), a_t) − φ(s_{t+1})‖² per transition, [M]."""
@@ -110,13 +104,15 @@ class ICM(IntrinsicReward):
 
     def reward(self, batch: RewardBatch) -> torch.Tensor:
         """Forward-model error ½‖f(φ(s_t), a_t) − φ(s_{t+1})‖², [N, T]; 0 where the transition ended
-        an episode. Keeps the embedding pass (with its graph) for ``update`` on the same batch."""
+        an episode. Changes no state; carries the embedding pass (with its graph) to ``update``."""
         import torch
 
         from llmexplore.methods.inverse_dynamics import within_episode
 
         n, t = batch.shape
-        phi_now, phi_next = (phi.detach() for phi in self._embed_pairs(batch))
+        pair = self._embed_pairs(batch)
+        self.carry(batch, pair)
+        phi_now, phi_next = (phi.detach() for phi in pair)
         with torch.no_grad():
             errors = self._forward_errors(phi_now, phi_next, batch.actions.to(self.device))
             errors = errors * within_episode(batch.dones.to(self.device)).to(errors.dtype)
@@ -127,8 +123,7 @@ class ICM(IntrinsicReward):
         within-episode transitions."""
         from llmexplore.methods.inverse_dynamics import inverse_loss, within_episode
 
-        phi_now, phi_next = self._embed_pairs(batch)
-        self._pending = None
+        phi_now, phi_next = self.carried(batch) or self._embed_pairs(batch)  # the pass ``reward`` carried
         keep = within_episode(batch.dones.to(self.device))
         actions = batch.actions.to(self.device)
         inverse, accuracy = inverse_loss(self.model, phi_now, phi_next, actions, keep)

@@ -46,7 +46,7 @@ def family_encoder(task: TaskSpec, obs_space: gym.spaces.Dict, network: str) -> 
     """A fresh copy of the family's policy encoder ``network`` (its trunk only: no method keys),
     or a two-layer MLP over every key where the family offers none. Raises KeyError or ConfigError
     when the observation lacks what the encoder reads."""
-    from llmexplore.agents.encoders import GenericEncoder, encoder_class
+    from llmexplore.networks.encoders import GenericEncoder, encoder_class
     from llmexplore.envs.registry import find_family
     from llmexplore.errors import ConfigError, shown
 

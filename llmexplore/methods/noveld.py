@@ -57,6 +57,7 @@ class NovelD(RND):
     display_name = "NovelD"
     description = "NovelD: positive novelty difference of RND, on first visits within an episode (LM-free)"
     default_int_coef = 0.5  # the published code's default coefficient
+    reward_changes_state = True  # the episodes' visited sets and the reward statistics
     Options = NovelDOptions
     presets = {
         "published": MethodPreset(

@@ -12,7 +12,7 @@ import gzip
 import numpy as np
 import pytest
 
-from llmexplore.envs.housekeep import data, scenes
+from llmexplore.envs.housekeep import annotations, data, scenes
 from llmexplore.envs.housekeep.env import HousekeepEnv
 from llmexplore.envs.housekeep.policies import Oracle, random_policy, run_episode
 from tests.conftest import SHARED_DATA
@@ -44,7 +44,7 @@ def test_all_nine_shared_scenes_load_with_the_files_episode_counts(root):
 def test_goals_agree_with_the_published_end_matrix_but_for_two_matching_quirks(root):
     """Where our annotation-based goals differ from the file's end_matrix, the difference is
     one of the generator's two receptacle-name matching quirks (docs/housekeep.md)."""
-    ann = data.load_annotations(root)
+    ann = annotations.load_annotations(root)
     cells = differing = 0
     for scene in SHARED_SCENES:
         for layout in data.load_scene(scene, root).episodes:
@@ -68,7 +68,7 @@ def test_our_capacity_rule_accepts_every_published_start(root):
 
 
 def test_oracle_solves_every_eligible_episode_and_random_is_the_floor(root):
-    vocab = data.load_annotations(root).vocabulary
+    vocab = annotations.load_annotations(root).vocabulary
     lines = [f"{'scene':18} {'episodes':>8} {'ineligible':>10} {'oracle':>7} {'actions':>9} {'random':>7} {'start':>6}"]
     for scene in SHARED_SCENES:
         loaded = data.load_scene(scene, root)

@@ -33,7 +33,7 @@ from llmexplore.agents.run_settings import RunSettings  # noqa: E402
 from llmexplore.agents.sf_env import build_env  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.lm.oracle import OracleLM  # noqa: E402
-from llmexplore.lm.oracle.maestro import REFERENCE_DIR  # noqa: E402
+from llmexplore.methods.maestro.oracle import REFERENCE_DIR  # noqa: E402
 from llmexplore.methods.maestro.checking import check_code, probe_inputs  # noqa: E402
 from llmexplore.methods.maestro.codegen import generate_code, skill_targets, training_target  # noqa: E402
 from llmexplore.methods.maestro.sandbox import SandboxedCode  # noqa: E402

@@ -14,7 +14,7 @@ import time
 from signal_slot.signal_slot import EventLoop
 
 from llmexplore.agents.watchdog import ChildWatchdog
-from llmexplore.benchmarks.run.cell import _close_session
+from llmexplore.benchmarks.run.cell_record import close_session
 from llmexplore.benchmarks.run.record import RunRecord, Session
 
 
@@ -65,5 +65,5 @@ def test_a_session_that_trained_nothing_does_not_lower_steps_per_second():
     record.sessions = [Session(started_at="t-1", seconds=660.0, env_steps_start=0, env_steps_end=0,
                                status="failed")]  # a child died at start and the parent waited
     record.status = "complete"
-    _close_session(record, "t0", 10.0, 0, 4096)
+    close_session(record, "t0", 10.0, 0, 4096)
     assert record.wall_seconds == 670.0 and record.steps_per_second == 409.6

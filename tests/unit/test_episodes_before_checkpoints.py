@@ -79,7 +79,7 @@ def test_an_old_or_damaged_mark(tmp_path, text):
 def test_a_resume_keeps_the_sessions_progress_to_the_checkpoint_it_wrote():
     """A killed session's last heartbeat is up to ten seconds old; the checkpoint this resume starts from
     shows it got further (issue 49: a killed session's end step was stale)."""
-    from llmexplore.benchmarks.run.cell import _earlier_sessions
+    from llmexplore.benchmarks.run.cell_record import earlier_sessions
     from llmexplore.benchmarks.run.record import RunRecord, Session
 
     sessions = [Session(started_at="t0", seconds=5.0, env_steps_start=0, env_steps_end=1024, status="killed"),
@@ -87,7 +87,7 @@ def test_a_resume_keeps_the_sessions_progress_to_the_checkpoint_it_wrote():
     record = RunRecord(status="running", cell="rnd/crafter:reward-free/seed2", spec={"method": "rnd", "task": "crafter:reward-free", "seed": 2},
                        environment={}, started_at="t0", updated_at="t1", budget=8192, env_steps=2048,
                        wall_seconds=14.0, steps_per_second=None, metric="score", sessions=sessions)
-    earlier = _earlier_sessions(record, resume_steps=3072)
+    earlier = earlier_sessions(record, resume_steps=3072)
     assert [(s.env_steps_end, s.status) for s in earlier] == [(1024, "killed"), (3072, "killed")]
     # a resume from before the session began (its checkpoints set aside) says nothing more of it
-    assert [s.env_steps_end for s in _earlier_sessions(record, resume_steps=1024)] == [1024, 2048]
+    assert [s.env_steps_end for s in earlier_sessions(record, resume_steps=1024)] == [1024, 2048]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from llmexplore.envs.housekeep import data, scenes
+from llmexplore.envs.housekeep import annotations, data, scenes
 from llmexplore.envs.housekeep.packing import fits
 from llmexplore.errors import DataError
 from tests.conftest import SHARED_DATA
@@ -29,11 +29,11 @@ def root() -> Path:
 
 @pytest.fixture(scope="module")
 def raw_annotations(root):
-    return np.load(root / data.ANNOTATION_FILE, allow_pickle=True).item()
+    return np.load(root / annotations.ANNOTATION_FILE, allow_pickle=True).item()
 
 
 def test_correct_placement_is_six_of_ten_positive_ranks(root, raw_annotations):
-    ann = data.load_annotations(root)
+    ann = annotations.load_annotations(root)
     ranks = raw_annotations["ranks"]
     rng = np.random.default_rng(0)
     checked = {True: 0, False: 0}
@@ -59,7 +59,7 @@ def test_packing():
 # -- bad input -----------------------------------------------------------------------------------
 def _copy_layout(root: Path, tmp: Path, scene: str = "Pomaria_2_int") -> Path:
     (tmp / "amt_data").mkdir(parents=True)
-    shutil.copy(root / data.ANNOTATION_FILE, tmp / data.ANNOTATION_FILE)
+    shutil.copy(root / annotations.ANNOTATION_FILE, tmp / annotations.ANNOTATION_FILE)
     target = tmp / scenes.episode_file(scene)
     target.parent.mkdir(parents=True)
     return target
@@ -79,7 +79,7 @@ def one_episode(root):
 def test_missing_data_folder_says_where_the_data_comes_from(tmp_path, monkeypatch):
     monkeypatch.setenv("LLMEXPLORE_HOUSEKEEP_DATA", str(tmp_path / "nowhere"))
     with pytest.raises(DataError) as err:
-        data.housekeep_root()
+        annotations.housekeep_root()
     assert "github.com/yashkant/housekeep" in str(err.value) and "LLMEXPLORE_HOUSEKEEP_DATA" in str(err.value)
 
 
@@ -92,13 +92,13 @@ def test_missing_scene_file_is_named(root, tmp_path):
 
 def test_malformed_annotation_file_is_named(root, tmp_path):
     (tmp_path / "amt_data").mkdir()
-    bad = tmp_path / data.ANNOTATION_FILE
+    bad = tmp_path / annotations.ANNOTATION_FILE
     bad.write_bytes(b"not a numpy file")
     with pytest.raises(DataError, match="data.npy"):
-        data.load_annotations(tmp_path)
+        annotations.load_annotations(tmp_path)
     np.save(bad, np.zeros((3, 4)))
     with pytest.raises(DataError, match="data.npy"):
-        data.load_annotations(tmp_path)
+        annotations.load_annotations(tmp_path)
 
 
 def test_truncated_episode_file_is_named(root, tmp_path):

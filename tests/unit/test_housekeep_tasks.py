@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from llmexplore.agents.train_config import network_encoder
-from llmexplore.agents.encoders import encoder_class
+from llmexplore.networks.encoders import encoder_class
 from llmexplore.envs import get_task, make_adapter, task_names
 from llmexplore.envs.housekeep import scenes
 from llmexplore.errors import DataError

@@ -284,7 +284,7 @@ def test_families_declare_the_kinds_they_answer_and_one_kind_has_one_family():
     assert ORACLE_ANSWERS["motif_preference"].path == "llmexplore.envs.nethack.oracle:motif_answer"
     assert {k for k, v in ORACLE_ANSWERS.items() if isinstance(v, FamilyAnswer)} == {
         "motif_preference", "oni_classification", "ellm_goals", "housekeep_placement", "crafter_preference",
-        "crafter_helpfulness",
+        "crafter_helpfulness", "maestro_code",
         "motif_preference@minihack", "oni_classification@minihack"}  # MiniHack answers its own goal
     code = ("import sys, llmexplore.lm.oracle; "
             "print([m for m in sys.modules if m.startswith('llmexplore.envs.') and m.endswith('.oracle')])")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmexplore.lm.oracle.maestro import reference_file
+from llmexplore.methods.maestro.oracle import reference_file
 from llmexplore.methods.maestro.checking import check_code
 from llmexplore.methods.maestro.interface import example_obs
 from llmexplore.methods.maestro.skills import INITIATION, POLICY, SKILLS, TERMINATION

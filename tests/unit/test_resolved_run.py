@@ -108,7 +108,7 @@ def test_the_engine_and_the_method_read_the_resolved_run_as_is(tmp_path):
     run = _run(lm={"backend": "oracle"})
     cfg = build_sf_config(run, tmp_path)
     assert cfg.llmexplore["run"] == json.loads(run.model_dump_json())  # what resolved.json holds
-    assert cfg.batch_size == run.train.batch_size and cfg.train_for_env_steps == run.budget - 1
+    assert cfg.batch_size == run.train.batch_size and cfg.train_for_env_steps == run.budget  # a backstop (training_budget.py)
     again = RunSettings.from_cfg(cfg)  # as each sample-factory process does
     assert again.run == run and again.run_dir == str(tmp_path)
     cls, options = again.method_class_and_options()

@@ -85,8 +85,6 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
              workers: int | None = None, out: str | Path | None = None, progress: bool = True) -> tuple[EvaluationRecord, Path]:
     """Play one episode per seed with the checkpoint's policy; write and return the record."""
     from llmexplore.atomic import ensure_writable
-    from llmexplore.benchmarks.run.cell import utc_now
-    from llmexplore.benchmarks.run.provenance import environment_info
 
     seeds = check_seeds(seeds)
     policy = load_policy(run_dir, checkpoint)  # every check happens here, before any episode
@@ -106,24 +104,46 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
     for row in reused.values():
         view.episode(row["seed"], row["length"], "(resumed)")
     started = time.time()
+    fresh = _play(job, todo, workers, partial, policy.checkpoint.sha256, mode, view)
+    seconds = time.time() - started
+    by_seed = {**reused, **{r["seed"]: r for r in fresh}}
+    timing = EvalTiming(
+        wall_seconds=round(seconds, 3),
+        workers=workers,
+        episodes_per_second=round(len(fresh) / seconds, 4) if seconds > 0 else 0.0,
+        steps_per_second=round(sum(r["length"] for r in fresh) / seconds, 1) if seconds > 0 else 0.0,
+        resumed_episodes=len(reused),
+    )
+    record = _record(policy, run_path, cell, mode, seeds, [by_seed[s] for s in seeds], timing)
+    record.write(out_path)
+    partial.unlink(missing_ok=True)
+    return record, out_path
+
+
+def _play(job: EvaluateJob, seeds: list[int], workers: int, partial: Path, checkpoint_sha256: str, mode: str,
+          view: EpisodeProgress) -> list[dict[str, Any]]:
+    """Play the seeds' episodes, each row appended to the ``partial`` file as it finishes (a resume reuses it)."""
     with JsonlAppender(partial) as sink:
         def on_result(row: dict[str, Any]) -> None:
-            sink.write({"checkpoint_sha256": policy.checkpoint.sha256, "action_selection": mode, "episode": row})
+            sink.write({"checkpoint_sha256": checkpoint_sha256, "action_selection": mode, "episode": row})
             view.episode(row["seed"], row["length"], f"return {row['return']:.2f}")
 
         try:
-            fresh = run_episodes(job, todo, workers, on_result)
+            return run_episodes(job, seeds, workers, on_result)
         finally:
             view.close()
-    seconds = time.time() - started
-    by_seed = {**reused, **{r["seed"]: r for r in fresh}}
-    rows = [by_seed[s] for s in seeds]
+
+
+def _record(policy: Policy, run_path: Path, cell: str | None, mode: str, seeds: list[int],
+            rows: list[dict[str, Any]], timing: EvalTiming) -> EvaluationRecord:
+    """The evaluation record of the episodes ``rows`` (one per seed, in order)."""
+    from llmexplore.benchmarks.run.cell_record import utc_now
+    from llmexplore.benchmarks.run.provenance import environment_info
 
     adapter = make_adapter(policy.settings.run.task)
     metrics = adapter.summarize(stats_rows(rows))
     metrics["intrinsic_return"] = float(np.mean([r["intrinsic_return"] for r in rows]))
-    played_steps = sum(r["length"] for r in fresh)
-    record = EvaluationRecord(
+    return EvaluationRecord(
         run_dir=str(run_path),
         cell=cell,
         method=policy.settings.run.method,
@@ -139,17 +159,8 @@ def evaluate(run_dir: str | Path, seeds: Sequence[int], *, checkpoint: str = "la
         episodes=[EvalEpisode.model_validate(r) for r in rows],
         environment=environment_info(adapter),
         created_at=utc_now(),
-        timing=EvalTiming(
-            wall_seconds=round(seconds, 3),
-            workers=workers,
-            episodes_per_second=round(len(fresh) / seconds, 4) if seconds > 0 else 0.0,
-            steps_per_second=round(played_steps / seconds, 1) if seconds > 0 else 0.0,
-            resumed_episodes=len(reused),
-        ),
+        timing=timing,
     )
-    record.write(out_path)
-    partial.unlink(missing_ok=True)
-    return record, out_path
 
 
 def _resumable_rows(partial: Path, policy: Policy, mode: str, seeds: Sequence[int]) -> dict[int, dict[str, Any]]:

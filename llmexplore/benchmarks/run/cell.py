@@ -8,9 +8,8 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -23,12 +22,13 @@ from llmexplore.agents.checkpoints import (
     set_aside,
 )
 from llmexplore.atomic import JsonlAppender, ensure_writable, log_tail, read_jsonl, rewrite_jsonl
-from llmexplore.benchmarks.run.artefacts import run_artefacts
 from llmexplore.benchmarks.run.budget import overshoot_note
+from llmexplore.benchmarks.run.cell_record import (base_record, close_session, earlier_sessions, learning_curve,
+                                                  utc_now)
 from llmexplore.benchmarks.run.progress import ProgressView
-from llmexplore.benchmarks.run.provenance import environment_info, load_average
+from llmexplore.benchmarks.run.provenance import load_average
 from llmexplore.benchmarks.run.lock import RunFolderLock
-from llmexplore.benchmarks.run.record import CurvePoint, RunFiles, RunRecord, Session
+from llmexplore.benchmarks.run.record import RunFiles, RunRecord, Session
 from llmexplore.benchmarks.run.tensorboard import RunBoard
 from llmexplore.benchmarks.run.space_reserve import SpaceReserve
 from llmexplore.benchmarks.run.inert import InertWatch
@@ -36,12 +36,10 @@ from llmexplore.benchmarks.run.folder import adopt_folder, folder_record, is_com
 from llmexplore.benchmarks.run.spec import ResolvedRun, RunSpec, cell_id, resolve, settle_here
 from llmexplore.envs import EnvAdapter, make_adapter
 from llmexplore.envs.registry import get_family
-from llmexplore.methods.registry import get_method
 
 if TYPE_CHECKING:  # pragma: no cover (the engine loads torch and sample-factory)
     from llmexplore.agents.training import TrainResult
 
-CURVE_BINS = 20
 #: how far the episode log is known to be complete: ``{"env_steps": N}`` means every episode of the
 #: experience up to N env steps is in episodes.jsonl. A checkpoint past N does not count as a resume
 #: point (``_resume_point``): resuming from it would lose the episodes that had not reached the log.
@@ -51,11 +49,6 @@ AHEAD_PREFIX = "ahead-of-episodes-"
 #: lines of sample-factory's log a failed run's record keeps
 SF_LOG_TAIL_LINES = 40
 HEARTBEAT_SEC = 10.0
-
-
-def utc_now() -> str:
-    """Now, in UTC and ISO 8601 to the second: how run records write every time."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class CellSink:
@@ -317,8 +310,8 @@ class CellSession:
         disk reserve held, and a first heartbeat at ``resume_steps`` written."""
         started_at = utc_now()
         # earlier sessions stay in the record even when none left a checkpoint: the work was done
-        earlier = _earlier_sessions(previous, resume_steps)
-        record = _base_record(run, adapter, files, started_at, previous, earlier, resume_steps)
+        earlier = earlier_sessions(previous, resume_steps)
+        record = base_record(run, adapter, files, started_at, previous, earlier, resume_steps)
         session = cls(run, adapter, run_dir, files, record, earlier, started_at, resume_steps,
                       reserve=SpaceReserve(run_dir))
         session.reserve.hold()
@@ -347,7 +340,7 @@ class CellSession:
                         "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         record.sessions = list(self.earlier)  # this session once: finishing may have closed it before it raised
         record.finished_at = None
-        _close_session(record, self.started_at, time.time() - self.clock, self.start_steps,
+        close_session(record, self.started_at, time.time() - self.clock, self.start_steps,
                        max(self.start_steps, self.beat_steps), environment=self.provenance())
         self._write_last(record)
 
@@ -366,7 +359,7 @@ class CellSession:
             record.error = {"message": result.error or "sample-factory reported a failure",
                             "log_tail": log_tail(self.run_dir / self.files.sf_log, SF_LOG_TAIL_LINES)}
         self.beat_steps = max(self.beat_steps, result.env_steps)  # reached, should finishing still fail
-        _close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps,
+        close_session(record, self.started_at, result.session_seconds, self.start_steps, result.env_steps,
                        environment=self.provenance())
         _finalize(record, self.run, self.adapter, self.run_dir, self.files, sink)
         self._write_last(record)
@@ -393,69 +386,6 @@ def _trim_logs(run_dir: Path, files: RunFiles, resume_steps: int) -> None:
             rewrite_jsonl(path, [r for r in read_jsonl(path) if r.get("env_steps", 0) <= resume_steps])
 
 
-def _base_record(run: ResolvedRun, adapter: EnvAdapter, files: RunFiles, started_at: str,
-                 previous: RunRecord | None, sessions: list[Session], resume_steps: int) -> RunRecord:
-    environment = environment_info(adapter, run.train)
-    artefacts = run_artefacts(run)
-    if artefacts:
-        environment["artefacts"] = artefacts
-    if run.lm.backend == "oracle" and get_method(run.method).uses_lm:  # the stand-in's rules are part of the row
-        from llmexplore.lm.oracle import ORACLE_VERSION
-
-        environment["oracle_rules_version"] = ORACLE_VERSION
-    return RunRecord(
-        status="running",
-        cell=cell_id(run),
-        spec=run.spec_dict(),
-        environment=environment,
-        started_at=previous.started_at if previous else started_at,
-        updated_at=started_at,
-        budget=run.budget,
-        env_steps=resume_steps,
-        wall_seconds=sum(s.seconds for s in sessions),
-        steps_per_second=None,
-        sessions=sessions,
-        metric=adapter.metric,
-        files=files,
-        parent=previous.parent if previous else None,
-    )
-
-
-def _earlier_sessions(previous: RunRecord | None, resume_steps: int) -> list[Session]:
-    """Sessions of earlier processes. One still marked running was killed: its last heartbeat
-    shows how far it got, or the checkpoint it wrote that this resume starts from when that is further
-    (a heartbeat is up to ``HEARTBEAT_SEC`` old when the kill comes); the next session restarts from
-    the last checkpoint, so the overlap is work done twice (counted in steps/s, which measures
-    throughput)."""
-    if previous is None:
-        return []
-    out = []
-    for session in previous.sessions:
-        if session.status == "running":
-            reached = session.env_steps_end
-            if session.env_steps_start < resume_steps:
-                reached = max(reached, resume_steps)
-            session = session.model_copy(update={"status": "killed", "env_steps_end": reached})
-        out.append(session)
-    return out
-
-
-def _close_session(record: RunRecord, started_at: str, seconds: float, start_steps: int, end_steps: int,
-                   environment: dict[str, Any] | None = None) -> None:
-    record.sessions = [s for s in record.sessions if not (s.status == "running" and s.started_at == started_at)]
-    record.sessions.append(Session(started_at=started_at, seconds=round(seconds, 3), env_steps_start=start_steps,
-                                   env_steps_end=end_steps, status=record.status, environment=environment))
-    record.env_steps = end_steps
-    record.wall_seconds = round(sum(s.seconds for s in record.sessions), 3)
-    trained = sum(s.env_steps_end - s.env_steps_start for s in record.sessions)
-    # sessions that trained nothing (a child died at start, a stall) are in wall_seconds, not in steps/s
-    training = sum(s.seconds for s in record.sessions if s.env_steps_end > s.env_steps_start)
-    record.steps_per_second = round(trained / training, 1) if training > 0 else None
-    record.updated_at = utc_now()
-    if record.status == "complete":
-        record.finished_at = record.updated_at
-
-
 def _finalize(record: RunRecord, run: ResolvedRun, adapter: EnvAdapter, run_dir: Path, files: RunFiles,
               sink: CellSink) -> None:
     episodes = read_jsonl(run_dir / files.episodes)
@@ -477,25 +407,3 @@ def _finalize(record: RunRecord, run: ResolvedRun, adapter: EnvAdapter, run_dir:
     if stats_file is not None:  # the family's own per-episode format
         rows = [{k: e[k] for k in stats_file.keys if k in e} for e in episodes]
         rewrite_jsonl(run_dir / stats_file.name, rows)
-
-
-def learning_curve(adapter, episodes: Sequence[dict], intrinsic: Sequence[dict], budget: int,
-                   bins: int = CURVE_BINS) -> list[CurvePoint]:
-    """``bins`` equal spans of the budget, each with the episodes that ended in it and their mean return,
-    intrinsic return and metric; spans where nothing ended are left out, as is anything past the budget."""
-    edges = np.linspace(0, budget, bins + 1)
-    points = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        in_bin = [e for e in episodes if lo < e.get("env_steps", 0) <= hi]
-        intr = [r["intrinsic_return"] for r in intrinsic if lo < r["env_steps"] <= hi]
-        if not in_bin and not intr:
-            continue
-        metric = adapter.summarize(in_bin).get(adapter.metric) if in_bin else None
-        points.append(CurvePoint(
-            env_steps=int(hi),
-            episodes=len(in_bin),
-            episode_return=float(np.mean([e["return"] for e in in_bin])) if in_bin else None,
-            intrinsic_return=float(np.mean(intr)) if intr else None,
-            metric=None if metric is None or np.isnan(metric) else float(metric),
-        ))
-    return points

@@ -3,7 +3,7 @@
 * ``CrafterEncoder``: the 64x64 image through a three-layer DQN-style CNN, and the inventory.
 * ``CrafterPublishedEncoder``: stable-baselines3's ``CnnPolicy`` feature extractor on the image alone.
 
-Keys a method adds for the policy go through the generic ``ConditioningBranch`` (``agents/encoders.py``).
+Keys a method adds for the policy go through the generic ``ConditioningBranch`` (``networks/encoders.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
-from llmexplore.agents.encoders import ConditioningBranch, dqn_stem
+from llmexplore.networks.encoders import ConditioningBranch, dqn_stem
 
 
 class CrafterEncoder(Encoder):

@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 from llmexplore.envs.base import EnvAdapter
-from llmexplore.envs.housekeep import data, scenes, text
+from llmexplore.envs.housekeep import annotations, data, scenes, text
 from llmexplore.envs.housekeep.env import DEFAULT_MAX_STEPS, HousekeepEnv, observation_space
 from llmexplore.envs.housekeep.placements import PlacementJudge
 from llmexplore.errors import ConfigError, DataError
@@ -38,12 +38,12 @@ class HousekeepAdapter(EnvAdapter):
         split = opts.get("split")
         if split not in scenes.SPLITS:
             raise ConfigError(f"task {self.task.name} names neither scenes nor a split")
-        root = data.housekeep_root()
+        root = annotations.housekeep_root()
         wanted = scenes.scenes_of_split(split)
         present = tuple(s for s in wanted if data.scene_path(s, root).exists())
         if not present:
             raise DataError(f"no episode file of the {split} split is present under {root / 'episodes' / split}",
-                            hint=data.SOURCE_HINT)
+                            hint=annotations.SOURCE_HINT)
         if len(present) < len(wanted) and self.task.name not in _warned:
             _warned.add(self.task.name)
             missing = [s for s in wanted if s not in present]
@@ -59,7 +59,7 @@ class HousekeepAdapter(EnvAdapter):
     @property
     def vocab(self):
         """The category ids, read from the annotation file (cached; the same for every scene and process)."""
-        return data.load_annotations().vocabulary
+        return annotations.load_annotations().vocabulary
 
     def validate_data(self) -> None:
         """Parse and check the annotations and every episode file the task uses."""
@@ -93,7 +93,7 @@ class HousekeepAdapter(EnvAdapter):
 
     def judge(self, noise: float = 0.0, seed: int = 0) -> PlacementJudge:
         """Yes/no placement answers from the annotations (see ``placements``)."""
-        return PlacementJudge(data.load_annotations(), noise=noise, seed=seed)
+        return PlacementJudge(annotations.load_annotations(), noise=noise, seed=seed)
 
     def summarize(self, episodes: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         """Mean of each ``SUMMARY_KEYS`` stat over the episodes that carry it, plus the episode count."""

@@ -4,7 +4,7 @@ Category embeddings of the house's rooms, the room's receptacles and the visible
 one-hot slots (where the agent is, what each object lies on, what it carries). Slots line up
 with the slot actions, so a flat MLP can tie "object j lies on receptacle k" to "go to
 receptacle k" and "pick object j". Keys a method adds for the policy go through the generic
-``ConditioningBranch`` (``agents/encoders.py``).
+``ConditioningBranch`` (``networks/encoders.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
-from llmexplore.agents.encoders import ConditioningBranch
+from llmexplore.networks.encoders import ConditioningBranch
 
 
 class HousekeepEncoder(Encoder):

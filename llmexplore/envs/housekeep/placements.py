@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Sequence
 
-from llmexplore.envs.housekeep.data import Annotations
+from llmexplore.envs.housekeep.annotations import Annotations
 from llmexplore.envs.housekeep.text import View, pick_goal, place_goal
 from llmexplore.envs.housekeep.vocab import RECEPTACLE_ALIASES, normalize
 from llmexplore.errors import ConfigError, shown

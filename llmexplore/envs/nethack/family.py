@@ -100,6 +100,8 @@ FAMILY = EnvFamily(
     data_sources=("balrog",),
     game_version_keys=("nle",),
     oracle_answers={"motif_preference": "llmexplore.envs.nethack.oracle:motif_answer",
-                    "oni_classification": "llmexplore.envs.nethack.oracle:oni_answer"},
+                    "oni_classification": "llmexplore.envs.nethack.oracle:oni_answer",
+                    # MaestroMotif's skill code: reference functions kept beside the method
+                    "maestro_code": "llmexplore.methods.maestro.oracle_answer:answer"},
     message_text=MESSAGE_TEXT,
 )

@@ -4,7 +4,7 @@ The message as a bag of hashed byte trigrams (cheap, order-aware locally), the 9
 around the agent through a character embedding and one convolution, and the bottom-line
 stats through a signed log transform; it reaches over 2,000 env steps/s in training on two
 cores with a 256-unit GRU core. Keys a method adds for the policy go through the generic
-``ConditioningBranch`` (``agents/encoders.py``).
+``ConditioningBranch`` (``networks/encoders.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
-from llmexplore.agents.encoders import ConditioningBranch
+from llmexplore.networks.encoders import ConditioningBranch
 
 TRIGRAM_BUCKETS = 4096
 

@@ -29,7 +29,7 @@ from nle import nethack
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
-from llmexplore.agents.encoders import ConditioningBranch
+from llmexplore.networks.encoders import ConditioningBranch
 
 EMBEDDING = 128  # encoder_embedding_dim
 HIDDEN = 512  # encoder_hidden_dim

@@ -13,8 +13,8 @@ family, which declares the kinds it answers (``EnvFamily.oracle_answers``, e.g.
 ``envs/nethack/oracle.py`` for Motif's and ONI's questions); they are registered here on
 import and loaded on their first question. A family may also answer one goal of another family's
 kind (``<kind>@<goal>``, e.g. MiniHack's own goal of the NetHack questions): a question whose goal
-sentence is that goal's, in the kind's ``goals.yaml``, goes to it. ``maestro_code`` answers with hand-written
-reference functions (``oracle/maestro.py``).
+sentence is that goal's, in the kind's ``goals.yaml``, goes to it. A method's own answer knowledge
+(MaestroMotif's reference code) lives with the method and is declared by the family it plays.
 
 Answer options change answers, so they are part of the oracle's model id (and with it of
 every cache key): ``placement_noise`` and ``placement_seed`` flip a seeded share of the
@@ -31,7 +31,6 @@ from typing import Any, Callable, Mapping, Sequence
 from llmexplore.lm.base import Completion, LanguageModel, TokenLogprob
 from llmexplore.lm.config import SamplingParams
 from llmexplore.lm.errors import OracleError
-from llmexplore.lm.oracle import maestro
 from llmexplore.lm.templates import PromptLibrary, Template, load_prompts
 
 ORACLE_VERSION = "6"  # a change of any answer rule is a new version (versions.py says why); part of every cache key
@@ -125,7 +124,6 @@ def register_family_answers() -> None:
 
 
 register_family_answers()
-register_oracle_kind("maestro_code", lambda q: maestro.code_answer(dict(q.fields)))
 
 
 class OracleLM(LanguageModel):

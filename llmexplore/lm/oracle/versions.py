@@ -1,8 +1,8 @@
 """The embedded oracle's rule versions: what changed in each, why, and a frozen digest of the rules.
 
 Why: results judged against the oracle are only comparable when the oracle did not move between them.
-Every answer rule lives in the modules ``rule_files`` lists (each family's declared answer module and
-MaestroMotif's reference code); the version a committed table used is frozen here by the sha256 of
+Every answer rule lives in the files ``rule_files`` lists (each family's declared answer modules, or the
+files such a module names as its rules); the version a committed table used is frozen here by the sha256 of
 those files, so editing a frozen rule set fails the suite (``tests/unit/test_oracle_versions.py``)
 instead of silently changing what a table means: a change of rules is a new ``ORACLE_VERSION`` with an
 entry below naming the evidence that motivated it. ``llmexplore lm oracle --version`` prints this list.
@@ -12,6 +12,7 @@ Versions before the current one are history: their code is in the git commits na
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,15 +76,17 @@ VERSIONS: tuple[OracleVersion, ...] = (
 
 
 def rule_files() -> list[Path]:
-    """Every file whose content decides an oracle answer: each family's declared answer module and
-    MaestroMotif's reference code, in a fixed order (the LM layer's plumbing around them is not a rule)."""
+    """Every file whose content decides an oracle answer, in a fixed order: for each answer module a family
+    declares, the files it names in ``ORACLE_RULE_FILES`` (an answer drawn from reference files, such as
+    MaestroMotif's code), else the module itself. The LM layer's plumbing around them is not a rule."""
     from llmexplore.envs.registry import families
 
-    here = Path(__file__).resolve().parent
     modules = sorted({path.split(":")[0] for family in families() for path in family.oracle_answers.values()})
-    files = [Path(importlib.util.find_spec(name).origin) for name in modules]  # type: ignore[union-attr, arg-type]
-    files.append(here / "maestro.py")
-    files += sorted((here / "maestro_reference").rglob("*.py"))
+    files: list[Path] = []
+    for name in modules:
+        declared = getattr(importlib.import_module(name), "ORACLE_RULE_FILES", None)
+        files += [Path(path) for path in declared] if declared is not None else [
+            Path(importlib.util.find_spec(name).origin)]  # type: ignore[union-attr, arg-type]
     return files
 
 

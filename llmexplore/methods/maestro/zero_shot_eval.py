@@ -70,9 +70,7 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     """Play ``episodes`` episodes of a zero-shot task with a maestro run's checkpoint and the
     task's policy over skills (generated when missing); returns the result record (also written
     to ``out``): success rate with Wilson interval, per-episode rows, counts where measured."""
-    from llmexplore.agents.policy import load_policy
-    from llmexplore.agents.rollout import play_episode
-    from llmexplore.agents.sf_env import build_env
+    from llmexplore.agents.for_methods import build_env, load_policy
 
     if episodes < 1:
         raise ConfigError(f"--episodes must be at least 1 (got {episodes})")
@@ -94,19 +92,8 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     env = build_env(eval_settings)
     try:
         _check_fit(policy, env, task)
-        rows = []
         started = time.perf_counter()
-        for i in range(episodes):
-            trace = play_episode(policy, env, seed + i, greedy=greedy)
-            if "success" not in trace.stats:
-                raise ConfigError(f"episodes of {task.task} report no 'success' stat",
-                                  hint="a zero-shot task's env must put success in its episode stats")
-            row = {"seed": seed + i, "success": int(trace.stats["success"]), "length": trace.length,
-                   **{k: v for k, v in trace.stats.items()
-                      if k.startswith("maestro_") or k in ("depth", "return", "count", "venue_seen")}}
-            rows.append(row)
-            if on_episode:
-                on_episode(i, row)
+        rows = [_play_one(policy, env, task, seed + i, greedy, i, on_episode) for i in range(episodes)]
     finally:
         env.close()
     successes = sum(r["success"] for r in rows)
@@ -128,6 +115,23 @@ def evaluate_task(run_dir: str | Path, task_name: str, episodes: int, *, checkpo
     if out is not None:
         atomic_write_json(Path(out), result)
     return result
+
+
+def _play_one(policy: Any, env: Any, task: Any, seed: int, greedy: bool, index: int,
+              on_episode: Callable[[int, dict[str, Any]], None] | None) -> dict[str, Any]:
+    """One episode of the task on ``seed``: its row (success, length, the task's own stats)."""
+    from llmexplore.agents.for_methods import play_episode
+
+    trace = play_episode(policy, env, seed, greedy=greedy)
+    if "success" not in trace.stats:
+        raise ConfigError(f"episodes of {task.task} report no 'success' stat",
+                          hint="a zero-shot task's env must put success in its episode stats")
+    row = {"seed": seed, "success": int(trace.stats["success"]), "length": trace.length,
+           **{k: v for k, v in trace.stats.items()
+              if k.startswith("maestro_") or k in ("depth", "return", "count", "venue_seen")}}
+    if on_episode:
+        on_episode(index, row)
+    return row
 
 
 def _check_fit(policy: Any, env: Any, task: Any) -> None:

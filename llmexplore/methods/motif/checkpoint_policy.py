@@ -20,9 +20,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from llmexplore.agents.policy import Policy, load_policy
-from llmexplore.agents.rollout import single_thread
-from llmexplore.agents.sf_env import build_env
+from llmexplore.agents.for_methods import Policy, build_env, load_policy, single_thread
 from llmexplore.envs import get_task
 from llmexplore.errors import ConfigError
 

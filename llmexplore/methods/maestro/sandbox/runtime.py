@@ -210,17 +210,6 @@ def _checked_builtins(budget: Budget) -> dict[str, Any]:
         budget.allocate(len(r))
         return r
 
-    def sized(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            for arg in args:
-                if _size(arg) > limits.max_items:
-                    raise BudgetExceeded(f"{fn.__name__}() of {_size(arg)} items "
-                                         f"(the limit is {limits.max_items})")
-            return fn(*args, **kwargs)
-
-        wrapper.__name__ = fn.__name__
-        return wrapper
-
     def checked_sum(values: Iterable[Any], start: Any = 0) -> Any:
         if not isinstance(start, (int, float)):
             raise BudgetExceeded("sum() only adds numbers")
@@ -248,11 +237,29 @@ def _checked_builtins(budget: Budget) -> dict[str, Any]:
     out["str"] = checked_str
     out["round"] = checked_round
     for name in ("sorted", "list", "tuple", "set", "dict", "reversed", "enumerate", "zip"):
-        out[name] = sized(getattr(builtins, name))
+        out[name] = _sized(getattr(builtins, name), limits)
     real_types = {id(out[name]): getattr(builtins, name) for name in ("list", "tuple", "set", "dict", "str")}
+    out["isinstance"] = _checked_isinstance(real_types)
+    return out
 
+
+def _sized(fn: Callable[..., Any], limits: Limits) -> Callable[..., Any]:
+    """``fn`` refusing arguments of more than ``limits.max_items`` items."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for arg in args:
+            if _size(arg) > limits.max_items:
+                raise BudgetExceeded(f"{fn.__name__}() of {_size(arg)} items "
+                                     f"(the limit is {limits.max_items})")
+        return fn(*args, **kwargs)
+
+    wrapper.__name__ = fn.__name__
+    return wrapper
+
+
+def _checked_isinstance(real_types: dict[int, type]) -> Callable[[Any, Any], bool]:
+    """isinstance with the checked constructors standing for the types they build (dict -> dict);
+    ``real_types``: the constructor's id -> the type."""
     def checked_isinstance(value: Any, kinds: Any) -> bool:
-        """isinstance with the checked constructors standing for the types they build (dict -> dict)."""
         if isinstance(kinds, tuple):
             if len(kinds) > 16:
                 raise BudgetExceeded("isinstance() with more than 16 types")
@@ -262,8 +269,7 @@ def _checked_builtins(budget: Budget) -> dict[str, Any]:
         return isinstance(value, kinds)
 
     checked_isinstance.__name__ = "isinstance"
-    out["isinstance"] = checked_isinstance
-    return out
+    return checked_isinstance
 
 
 class SandboxedCode:
