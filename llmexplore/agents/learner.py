@@ -239,7 +239,8 @@ class IntrinsicLearner(LearnerHooks):
         the batch's last step)."""
         ends, self._return_ends = self._return_ends, None
         bonus, self._intrinsic_rewards = self._intrinsic_rewards, None
-        values = self.streams.intrinsic_values(self.actor_critic, batch) if bonus is not None else None
+        with self.timed("intrinsic_values"):  # the one forward pass two streams add to a batch
+            values = self.streams.intrinsic_values(self.actor_critic, batch) if bonus is not None else None
         prepared = prepare(batch) if ends is None else self._prepare_with_return_ends(batch, prepare, ends)
         if bonus is not None:  # the preparation has set the batch's valids [N, T+1] in place
             self.streams.add_targets(prepared[0], bonus, batch["dones"], ends, values, batch["valids"])

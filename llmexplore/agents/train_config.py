@@ -122,13 +122,13 @@ class TrainConfig(BaseModel):
         True, description="train the method's own networks in a second thread while PPO updates the policy "
                           "on the same batch, for methods that allow it (the same results; faster where a "
                           "core is free)")
-    reward_streams: Literal[1, 2] = Field(
-        1, description="1: the method's bonus is added to the env reward and one value head learns their sum, "
+    reward_streams: Literal[1, 2] | None = Field(
+        None, description="1: the method's bonus is added to the env reward and one value head learns their sum, "
                        "episodically, with gamma; 2: a value head per stream (RND's split): the env reward's "
                        "return episodic, the bonus's with intrinsic_gamma (non-episodic unless "
                        "intrinsic_episodic) and divided by the running std of its return, advantages "
                        "combined as c_ext * A_ext + c_int * A_int. Default: the method's published choice "
-                       "(RND 2, the others 1; `llmexplore methods`)")
+                       "(RND 2, the others 1; docs/METHODS.md); a run resolved before this option existed trained 1")
     intrinsic_gamma: float = Field(
         0.99, gt=0, le=1, description="with reward_streams=2: discount of the intrinsic return, in (0, 1] "
                                       "(RND: 0.99); below 1 unless intrinsic_episodic")
@@ -188,18 +188,21 @@ INTRINSIC_STREAM_OPTIONS = ("intrinsic_gamma", "intrinsic_episodic")
 def settle_reward_streams(given: TrainConfig, resolved: TrainConfig, method: str, method_streams: int,
                           int_coef: float) -> TrainConfig:
     """``resolved`` with its reward streams chosen: the run's own ``reward_streams`` when ``given`` (the spec's
-    training options) sets it, else the method's published choice (``IntrinsicReward.reward_streams``).
+    training options) sets one, else the method's published choice (``IntrinsicReward.reward_streams``).
 
     Why here: the choice needs the method, which the family defaults of ``TrainConfig.resolved`` do not know.
     Raises ``ConfigError`` where the choice cannot apply, naming the fix.
     """
     from llmexplore.errors import ConfigError
 
-    chosen = "reward_streams" in given.model_fields_set
+    chosen = given.reward_streams is not None
     streams = given.reward_streams if chosen else method_streams
     source = "train.reward_streams=2" if chosen else f"{method}'s default of two reward streams"
     if streams == 1:
-        stray = [name for name in INTRINSIC_STREAM_OPTIONS if name in given.model_fields_set]
+        # set to another value than the default (a resolved run's settings given back, e.g. a fine-tuning
+        # child's, name every field)
+        stray = [name for name in INTRINSIC_STREAM_OPTIONS
+                 if getattr(given, name) != TrainConfig.model_fields[name].default]
         if stray:
             raise ConfigError(f"train.{stray[0]} applies to two reward streams, and this run has one",
                               hint=f"add -t reward_streams=2, or drop train.{stray[0]}")

@@ -57,6 +57,7 @@ class NovelD(RND):
     display_name = "NovelD"
     description = "NovelD: positive novelty difference of RND, on first visits within an episode (LM-free)"
     default_int_coef = 0.5  # the published code's default coefficient
+    reward_streams = 1  # NovelD's code (torchbeast): one baseline on the summed reward, not RND's two heads
     Options = NovelDOptions
     presets = {
         "published": MethodPreset(
