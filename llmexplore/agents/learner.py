@@ -11,8 +11,9 @@ batch, and add the method's state to every checkpoint so a resumed run continues
 everything it had learned. A method may also end returns inside an episode
 (``IntrinsicReward.return_ends``, e.g. where a MaestroMotif skill hands over): only the
 advantage estimate sees those ends, never the recurrent state's replay, which must match what
-the actors computed. With two reward streams (``train.reward_streams=2``, reward_streams.py) the batch's
-reward stays r_env, the bonus goes to a value head of its own, and PPO follows c_ext * A_ext + c_int * A_int. The runners below swap this learner into sample-factory's
+the actors computed. With two reward streams (``train.reward_streams=2``, reward_streams.py) the
+batch's reward stays r_env, the bonus goes to a value head of its own, and PPO follows
+c_ext * A_ext + c_int * A_int. The runners below swap this learner into sample-factory's
 ``LearnerWorker``. ``IntrinsicLearner.train`` is the whole update step in one place; the parts of
 sample-factory's private API it needs are reached through sf_private.py only.
 """
@@ -239,8 +240,10 @@ class IntrinsicLearner(LearnerHooks):
         the batch's last step)."""
         ends, self._return_ends = self._return_ends, None
         bonus, self._intrinsic_rewards = self._intrinsic_rewards, None
-        with self.timed("intrinsic_values"):  # the one forward pass two streams add to a batch
-            values = self.streams.intrinsic_values(self.actor_critic, batch) if bonus is not None else None
+        values = None
+        if bonus is not None:
+            with self.timed("intrinsic_values"):  # the one forward pass two streams add to a batch
+                values = self.streams.intrinsic_values(self.actor_critic, batch)
         prepared = prepare(batch) if ends is None else self._prepare_with_return_ends(batch, prepare, ends)
         if bonus is not None:  # the preparation has set the batch's valids [N, T+1] in place
             self.streams.add_targets(prepared[0], bonus, batch["dones"], ends, values, batch["valids"])
