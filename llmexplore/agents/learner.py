@@ -53,6 +53,9 @@ class IntrinsicLearner(LearnerHooks):
     """sample-factory's APPO learner, training on c_ext * r_env + c_int * r_int and training the method too."""
 
     method: IntrinsicReward
+    #: two reward streams' settings and RND's normalisation of the bonus; None with one stream (``_init_streams``)
+    streams: RewardStreams | None = None
+    int_normalizer: IntrinsicReturnNormalizer | None = None
 
     def init(self):
         """sample-factory's learner set-up, plus the run's method, the metrics schedule and the reward
