@@ -128,7 +128,8 @@ class TrainConfig(BaseModel):
                        "return episodic, the bonus's with intrinsic_gamma (non-episodic unless "
                        "intrinsic_episodic) and divided by the running std of its return, advantages "
                        "combined as c_ext * A_ext + c_int * A_int. Default: the method's published choice "
-                       "(RND 2, the others 1; docs/METHODS.md); a run resolved before this option existed trained 1")
+                       "(RND 2, the others 1; 1 where c_int is 0; docs/METHODS.md); a run resolved before this option "
+                       "existed trained 1")
     intrinsic_gamma: float = Field(
         0.99, gt=0, le=1, description="with reward_streams=2: discount of the intrinsic return, in (0, 1] "
                                       "(RND: 0.99); below 1 unless intrinsic_episodic")
@@ -190,13 +191,15 @@ def settle_reward_streams(given: TrainConfig, resolved: TrainConfig, method: str
     """``resolved`` with its reward streams chosen: the run's own ``reward_streams`` when ``given`` (the spec's
     training options) sets one, else the method's published choice (``IntrinsicReward.reward_streams``).
 
-    Why here: the choice needs the method, which the family defaults of ``TrainConfig.resolved`` do not know.
+    A run whose c_int is 0 defaults to one stream. Why here: the choice needs the method and c_int, which the
+    family defaults of ``TrainConfig.resolved`` do not know.
     Raises ``ConfigError`` where the choice cannot apply, naming the fix.
     """
     from llmexplore.errors import ConfigError
 
     chosen = given.reward_streams is not None
-    streams = given.reward_streams if chosen else method_streams
+    # a bonus weighed 0 (e.g. fine-tuning on the task reward alone) has no return for a second head to learn
+    streams = given.reward_streams if chosen else 1 if int_coef == 0 else method_streams
     source = "train.reward_streams=2" if chosen else f"{method}'s default of two reward streams"
     if streams == 1:
         # set to another value than the default (a resolved run's settings given back, e.g. a fine-tuning
@@ -209,7 +212,7 @@ def settle_reward_streams(given: TrainConfig, resolved: TrainConfig, method: str
     elif int_coef == 0:
         raise ConfigError(f"{source} needs an intrinsic reward, and this run's c_int is 0 "
                           f"({'the method has no bonus' if method == 'none' else 'no bonus reaches PPO'})",
-                          hint="use -t reward_streams=1, or a method with a bonus and c_int > 0")
+                          hint="leave reward_streams unset, or use a method with a bonus and c_int > 0")
     elif resolved.sf_args.get("with_vtrace"):
         raise ConfigError(f"{source} computes both returns with GAE; train.sf_args.with_vtrace asks for V-trace",
                           hint="drop sf_args.with_vtrace, or use -t reward_streams=1")

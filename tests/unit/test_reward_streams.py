@@ -95,13 +95,14 @@ def test_each_method_defaults_to_its_published_code_and_a_run_may_choose(method,
     assert _resolve(method).train.reward_streams == streams
     given_back = RunSpec(method=method, task="crafter:reward-free", seed=0, steps=4096).model_dump()
     assert resolve(RunSpec(**given_back)).train.reward_streams == streams
+    assert _resolve(method, int_coef=0.0).train.reward_streams == 1  # no bonus reaches PPO: no second head
     if method != "none":
         assert _resolve(method, train={"reward_streams": 3 - streams}).train.reward_streams == 3 - streams
 
 
 @pytest.mark.parametrize("changes, message", [
     (dict(method="none", train={"reward_streams": 2}), "needs an intrinsic reward.*the method has no bonus"),
-    (dict(int_coef=0.0), "rnd's default of two reward streams needs an intrinsic reward.*c_int is 0"),
+    (dict(int_coef=0.0, train={"reward_streams": 2}), "reward_streams=2 needs an intrinsic reward.*c_int is 0"),
     (dict(train={"reward_streams": 1, "intrinsic_gamma": 0.9}), "intrinsic_gamma applies to two reward streams"),
     (dict(train={"intrinsic_gamma": 1.0}), "intrinsic_gamma=1 with a non-episodic"),
     (dict(train={"intrinsic_gamma": 1.5}), "intrinsic_gamma"),
