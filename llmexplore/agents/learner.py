@@ -11,7 +11,9 @@ batch, and add the method's state to every checkpoint so a resumed run continues
 everything it had learned. A method may also end returns inside an episode
 (``IntrinsicReward.return_ends``, e.g. where a MaestroMotif skill hands over): only the
 advantage estimate sees those ends, never the recurrent state's replay, which must match what
-the actors computed. The runners below swap this learner into sample-factory's
+the actors computed. With two reward streams (``train.reward_streams=2``, reward_streams.py) the
+batch's reward stays r_env, the bonus goes to a value head of its own, and PPO follows
+c_ext * A_ext + c_int * A_int. The runners below swap this learner into sample-factory's
 ``LearnerWorker``. ``IntrinsicLearner.train`` is the whole update step in one place; the parts of
 sample-factory's private API it needs are reached through sf_private.py only.
 """
@@ -34,6 +36,7 @@ from sample_factory.utils.utils import log
 from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, RUN_IDENTITY_KEY, load_checkpoint_file,
                                            reset_policy_parts)
 from llmexplore.agents.metrics_schedule import MetricsSchedule, default_metrics_every
+from llmexplore.agents.reward_streams import IntrinsicReturnNormalizer, RewardStreams
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.sf_private import LearnerHooks, LearnerWorkerHooks, RunnerHooks, child_processes
 from llmexplore.envs.base import ENV_UID_KEY
@@ -42,12 +45,17 @@ from llmexplore.methods.segments import SegmentSums
 
 #: key of our learner's report in sample-factory's stats messages
 REPORT_KEY = "llmexplore"
+#: key, in our checkpoint entry, of the intrinsic return's normalisation (two reward streams)
+STREAMS_KEY = "reward_streams"
 
 
 class IntrinsicLearner(LearnerHooks):
     """sample-factory's APPO learner, training on c_ext * r_env + c_int * r_int and training the method too."""
 
     method: IntrinsicReward
+    #: two reward streams' settings and RND's normalisation of the bonus; None with one stream (``_init_streams``)
+    streams: RewardStreams | None = None
+    int_normalizer: IntrinsicReturnNormalizer | None = None
 
     def init(self):
         """sample-factory's learner set-up, plus the run's method, the metrics schedule and the reward
@@ -71,6 +79,7 @@ class IntrinsicLearner(LearnerHooks):
         self._metrics_schedule = MetricsSchedule(every, run.budget)
         #: [N, T] bool, where the current batch's returns end although the episode goes on
         self._return_ends: torch.Tensor | None = None
+        self._init_streams(run)
         #: where the method's update runs beside PPO's (``train.update_thread``); None: before it, here.
         #: The thread takes this one's torch threads: a new thread's OpenMP otherwise sizes its team by
         #: the machine's cores, and the team's spinning workers would slow PPO and the envs
@@ -81,6 +90,16 @@ class IntrinsicLearner(LearnerHooks):
         init_model_data = super().init()
         self._metrics_schedule.restart_from(self.env_steps)  # a resumed run continues the same rows
         return init_model_data
+
+    def _init_streams(self, run) -> None:
+        """Two reward streams (``train.reward_streams=2``): their settings, RND's normalisation of the bonus,
+        and the current batch's normalised bonus [N, T] between ``train`` and ``prepare_batch``."""
+        train = run.train
+        self.streams = (RewardStreams(run.ext_coef, run.int_coef, train.intrinsic_gamma, train.intrinsic_episodic,
+                                      self.cfg.gae_lambda) if train.reward_streams == 2 else None)
+        self.int_normalizer = (IntrinsicReturnNormalizer(train.intrinsic_gamma, train.intrinsic_episodic)
+                               if self.streams else None)
+        self._intrinsic_rewards: torch.Tensor | None = None
 
     # -- checkpoints ---------------------------------------------------------------------------
     @staticmethod
@@ -98,6 +117,8 @@ class IntrinsicLearner(LearnerHooks):
             "method_state": self.method.state_dict(),
             RUN_IDENTITY_KEY: self.settings.run.identity(),  # whose checkpoint it is (checkpoints.py)
         }
+        if self.int_normalizer is not None:
+            checkpoint[CHECKPOINT_KEY][STREAMS_KEY] = self.int_normalizer.state_dict()
 
     def after_state_loaded(self, checkpoint_dict: dict[str, Any]) -> None:
         """A resumed run's method continues from the state its checkpoint saved."""
@@ -107,6 +128,8 @@ class IntrinsicLearner(LearnerHooks):
             summary = self.method.state_summary()
             if summary:
                 log.info("llmexplore: method state loaded %s", json.dumps(summary, sort_keys=True))
+            if self.int_normalizer is not None and STREAMS_KEY in ours:
+                self.int_normalizer.load_state_dict(ours[STREAMS_KEY])
             # not the open episodes' partial intrinsic returns: a resumed run builds its envs anew and each
             # starts a new episode, which must not inherit what a dead one had earned
         self._resumed = True
@@ -143,7 +166,9 @@ class IntrinsicLearner(LearnerHooks):
         the sampler leaves it, ``clip(reward_scale * r_env, +-reward_clip)``.
 
         1. ``r_int = method.reward(batch)``: [N, T] float32, no gradient.
-        2. ``batch["rewards"] = c_ext * r_env + c_int * r_int``, in place: this is what PPO trains on.
+        2. ``batch["rewards"] = c_ext * r_env + c_int * r_int``, in place: this is what PPO trains on. With
+           two reward streams, r_env stays, and r_int over the running std of its return is kept for the
+           intrinsic head (``prepare_batch``; the coefficients then weigh the two advantages).
         3. ``method.return_ends(batch)``: [N, T] bool or None, where returns end inside an episode;
            kept for the advantage estimate of this batch (``prepare_batch``).
         4. ``method.update(batch)``: the method trains its own networks on the batch (RND's predictor,
@@ -158,8 +183,7 @@ class IntrinsicLearner(LearnerHooks):
             rewards_batch = RewardBatch(obs=batch["obs"], actions=batch["actions"], dones=batch["dones"].float())
             r_int = self.method.reward(rewards_batch).to(batch["rewards"].device, torch.float32)
             finished = self._count_rewards(batch, r_int)
-            r_ext = batch["rewards"]
-            r_ext.mul_(self.ext_coef).add_(r_int, alpha=self.int_coef)  # in place: the batch owns this buffer
+            self._mix_rewards(batch, r_int)
             ends = self.method.return_ends(rewards_batch)
             self._return_ends = None if ends is None else ends.to(batch["dones"].device).bool()
         if self._update_thread is None:
@@ -172,6 +196,14 @@ class IntrinsicLearner(LearnerHooks):
             stats = {POLICY_ID_KEY: self.policy_id}
         stats[REPORT_KEY] = self._report(finished, update_metrics)  # every batch: the episode ledger needs each
         return stats
+
+    def _mix_rewards(self, batch: TensorDict, r_int: torch.Tensor) -> None:
+        """The reward PPO trains on: one stream's sum in the batch, or two streams' bonus kept aside."""
+        if self.int_normalizer is None:
+            batch["rewards"].mul_(self.ext_coef).add_(r_int, alpha=self.int_coef)  # in place: the batch owns it
+            return
+        uids = batch["obs"][ENV_UID_KEY][:, 0, 0].cpu().numpy()
+        self._intrinsic_rewards = self.int_normalizer(uids, r_int, batch["dones"])
 
     def _update_beside_ppo(self, batch: TensorDict,
                            rewards_batch: RewardBatch) -> tuple[dict[str, float], Optional[dict]]:
@@ -205,16 +237,27 @@ class IntrinsicLearner(LearnerHooks):
         return [(int(uids[row]), total) for row, _, total in ended]
 
     def prepare_batch(self, batch: TensorDict, prepare):
-        """sample-factory's batch preparation, with the method's return ends shown to GAE alone.
+        """sample-factory's batch preparation (returns and advantages of the batch's reward), with the
+        method's return ends shown to GAE alone and, with two reward streams, the intrinsic stream's targets
+        added (``RewardStreams.add_targets``; its values are computed before the preparation, which drops
+        the batch's last step)."""
+        ends, self._return_ends = self._return_ends, None
+        bonus, self._intrinsic_rewards = self._intrinsic_rewards, None
+        values = None
+        if bonus is not None:
+            with self.timed("intrinsic_values"):  # the one forward pass two streams add to a batch
+                values = self.streams.intrinsic_values(self.actor_critic, batch)
+        prepared = prepare(batch) if ends is None else self._prepare_with_return_ends(batch, prepare, ends)
+        if bonus is not None:  # the preparation has set the batch's valids [N, T+1] in place
+            self.streams.add_targets(prepared[0], bonus, batch["dones"], ends, values, batch["valids"])
+        return prepared
 
-        GAE reads ``dones`` as "the return stops here"; the recurrent replay reads the same tensor,
+    def _prepare_with_return_ends(self, batch: TensorDict, prepare, ends: torch.Tensor):
+        """GAE reads ``dones`` as "the return stops here"; the recurrent replay reads the same tensor,
         copied to ``dones_cpu`` at the end of the preparation, as "the hidden state was reset here",
         which the actors did only at episode ends. So GAE gets the ends merged in, and both
         ``dones`` tensors of the prepared buffer get the true episode ends back.
         """
-        ends, self._return_ends = self._return_ends, None
-        if ends is None:
-            return prepare(batch)
         if self.cfg.with_vtrace:  # V-trace computes returns from the same tensor as the replay
             raise RuntimeError("ending returns inside episodes needs GAE; run with with_vtrace off")
         episode_ends = batch["dones"]
@@ -227,6 +270,17 @@ class IntrinsicLearner(LearnerHooks):
         buff["dones"] = flat
         buff["dones_cpu"] = flat.to("cpu", copy=True, dtype=torch.float)
         return buff, experience_size, num_invalids
+
+    def calculate_losses(self, mb, num_invalids: int, calculate) -> tuple:
+        """sample-factory's losses; with two reward streams the value loss also has the intrinsic head's,
+        clipped and weighed as the extrinsic head's (RND's code sums the two)."""
+        losses = calculate(mb, num_invalids)
+        if self.streams is None:
+            return losses
+        *rest, value_loss, summaries = losses
+        intrinsic = self.value_loss(self.actor_critic.last_intrinsic_values, mb["values_int"], mb["returns_int"],
+                                    mb.valids, num_invalids)
+        return (*rest, value_loss + intrinsic, summaries)
 
     def _report(self, finished: list[tuple[int, float]], update_metrics: dict[str, float]) -> dict[str, Any]:
         """What the main process gets after each batch: (env uid, intrinsic return) of the episodes that ended
@@ -258,6 +312,8 @@ class IntrinsicLearner(LearnerHooks):
         if self._int_range[0] <= self._int_range[1]:
             metrics.update(reward_int_min=self._int_range[0], reward_int_max=self._int_range[1])
         self._int_range = [np.inf, -np.inf]
+        if self.int_normalizer is not None:
+            metrics["intrinsic_return_std"] = self.int_normalizer.std
         metrics.update(update_metrics)
         metrics.update(self.method.metrics())
         self._sums[:] = 0.0

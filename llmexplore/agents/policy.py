@@ -278,5 +278,7 @@ def _register_encoders() -> None:
     from sample_factory.algo.utils.context import global_model_factory
 
     from llmexplore.agents.encoders import make_encoder
+    from llmexplore.agents.reward_streams import make_actor_critic
 
     global_model_factory().register_encoder_factory(make_encoder)
+    global_model_factory().register_actor_critic_factory(make_actor_critic)  # two reward streams: two value heads

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from llmexplore.agents.checkpoints import POLICY_PARTS
 from llmexplore.agents.train_config import TrainConfig
@@ -76,6 +76,16 @@ class ResolvedRun(BaseModel):
     label: str = Field(description="row name in tables; the method name when the spec gave none")
     encoder: str = Field(description="the policy network's encoder (networks/encoders.py)")
     policy_keys: tuple[str, ...] = Field(description="observation keys the method adds for the policy")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_stream_before_the_option(cls, data: Any) -> Any:
+        """A run resolved before ``train.reward_streams`` existed trained one stream; a resolved run always
+        names its streams (``spec.resolve`` chooses them), so an older file reads 1."""
+        if isinstance(data, dict) and isinstance(data.get("train"), dict) and data["train"].get(
+                "reward_streams") is None:
+            data = {**data, "train": {**data["train"], "reward_streams": 1}}
+        return data
 
     # -- what the engine reads ---------------------------------------------------------------------
     @property

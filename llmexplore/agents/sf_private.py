@@ -80,6 +80,11 @@ PIECES: tuple[PrivatePiece, ...] = (
                  "a resumed run loads the method's state back (after_state_loaded)"),
     PrivatePiece(_LEARNER, "_prepare_batch", "method", ("self", "batch"),
                  "returns that end inside an episode reach GAE only (prepare_batch)"),
+    PrivatePiece(_LEARNER, "_calculate_losses", "method", ("self", "mb", "num_invalids"),
+                 "two reward streams add the intrinsic value head's loss to the value loss (calculate_losses)"),
+    PrivatePiece(_LEARNER, "_value_loss", "method",
+                 ("self", "new_values", "old_values", "target", "clip_value", "valids", "num_invalids"),
+                 "the intrinsic value head's loss is the extrinsic head's, clipped alike (value_loss)"),
     PrivatePiece(_LEARNER, "timing", "attribute", (),
                  "the learner's profile timers also time the intrinsic reward and the method's update"),
     PrivatePiece(_WORKER, "param_server", "attribute", (),
@@ -199,6 +204,15 @@ class LearnerHooks(Learner):
         change what it sees. Returns (prepared buffer, experience size, number of invalid steps)."""
         return prepare(batch)
 
+    def calculate_losses(self, mb: Any, num_invalids: int, calculate: Callable[[Any, int], tuple]) -> tuple:
+        """sample-factory's losses of a minibatch (``calculate``: action distribution, policy, exploration,
+        KL and value losses, summaries); wrap it to add to them."""
+        return calculate(mb, num_invalids)
+
+    def value_loss(self, new_values: Any, old_values: Any, target: Any, valids: Any, num_invalids: int) -> Any:
+        """sample-factory's clipped value loss (times ``value_loss_coeff``), for a value head of ours."""
+        return self._value_loss(new_values, old_values, target, self.cfg.ppo_clip_value, valids, num_invalids)
+
     def after_checkpoint_saved(self, path: Path) -> None:
         """Called with each checkpoint file once sample-factory has renamed it into place: saves its digest
         (checkpoints.py), so a file changed later is caught before it is loaded."""
@@ -234,6 +248,9 @@ class LearnerHooks(Learner):
 
     def _prepare_batch(self, batch):
         return self.prepare_batch(batch, super()._prepare_batch)
+
+    def _calculate_losses(self, mb, num_invalids):
+        return self.calculate_losses(mb, num_invalids, super()._calculate_losses)
 
 
 class LearnerWorkerHooks(LearnerWorker):

@@ -122,6 +122,20 @@ class TrainConfig(BaseModel):
         True, description="train the method's own networks in a second thread while PPO updates the policy "
                           "on the same batch, for methods that allow it (the same results; faster where a "
                           "core is free)")
+    reward_streams: Literal[1, 2] | None = Field(
+        None, description="1: the method's bonus is added to the env reward and one value head learns their sum, "
+                       "episodically, with gamma; 2: a value head per stream (RND's split): the env reward's "
+                       "return episodic, the bonus's with intrinsic_gamma (non-episodic unless "
+                       "intrinsic_episodic) and divided by the running std of its return, advantages "
+                       "combined as c_ext * A_ext + c_int * A_int. Default: the method's published choice "
+                       "(RND 2, the others 1; 1 where c_int is 0; docs/METHODS.md); a run resolved before this option "
+                       "existed trained 1")
+    intrinsic_gamma: float = Field(
+        0.99, gt=0, le=1, description="with reward_streams=2: discount of the intrinsic return, in (0, 1] "
+                                      "(RND: 0.99); below 1 unless intrinsic_episodic")
+    intrinsic_episodic: bool = Field(
+        False, description="with reward_streams=2: end the intrinsic return at episode ends (RND: false, the "
+                           "bonus's return runs on across episodes)")
     save_every_sec: int = Field(60, ge=1, description="seconds between periodic checkpoints (a safety net)")
     metrics_every_steps: int | None = Field(
         None, ge=1, description="env steps between rows of metrics.jsonl; default: budget / 100 (plus a final row)")
@@ -166,3 +180,47 @@ class TrainConfig(BaseModel):
 
             values["device"] = "gpu" if torch.cuda.is_available() else "cpu"
         return TrainConfig(**values)
+
+
+#: the training options that only two reward streams read
+INTRINSIC_STREAM_OPTIONS = ("intrinsic_gamma", "intrinsic_episodic")
+
+
+def settle_reward_streams(given: TrainConfig, resolved: TrainConfig, method: str, method_streams: int,
+                          int_coef: float) -> TrainConfig:
+    """``resolved`` with its reward streams chosen: the run's own ``reward_streams`` when ``given`` (the spec's
+    training options) sets one, else the method's published choice (``IntrinsicReward.reward_streams``).
+
+    A run whose c_int is 0 defaults to one stream. Why here: the choice needs the method and c_int, which the
+    family defaults of ``TrainConfig.resolved`` do not know.
+    Raises ``ConfigError`` where the choice cannot apply, naming the fix.
+    """
+    from llmexplore.errors import ConfigError
+
+    chosen = given.reward_streams is not None
+    # a bonus weighed 0 (e.g. fine-tuning on the task reward alone) has no return for a second head to learn
+    streams = given.reward_streams if chosen else 1 if int_coef == 0 else method_streams
+    source = "train.reward_streams=2" if chosen else f"{method}'s default of two reward streams"
+    if streams == 1:
+        # set to another value than the default (a resolved run's settings given back, e.g. a fine-tuning
+        # child's, name every field)
+        stray = [name for name in INTRINSIC_STREAM_OPTIONS
+                 if getattr(given, name) != TrainConfig.model_fields[name].default]
+        if stray:
+            raise ConfigError(f"train.{stray[0]} applies to two reward streams, and this run has one",
+                              hint=f"add -t reward_streams=2, or drop train.{stray[0]}")
+    elif int_coef == 0:
+        raise ConfigError(f"{source} needs an intrinsic reward, and this run's c_int is 0 "
+                          f"({'the method has no bonus' if method == 'none' else 'no bonus reaches PPO'})",
+                          hint="leave reward_streams unset, or use a method with a bonus and c_int > 0")
+    elif resolved.sf_args.get("with_vtrace"):
+        raise ConfigError(f"{source} computes both returns with GAE; train.sf_args.with_vtrace asks for V-trace",
+                          hint="drop sf_args.with_vtrace, or use -t reward_streams=1")
+    elif str(resolved.sf_args.get("actor_critic_share_weights", True)).lower() == "false":
+        raise ConfigError(f"{source} adds its value head to the shared actor-critic; "
+                          "sf_args.actor_critic_share_weights=false builds separate ones",
+                          hint="drop sf_args.actor_critic_share_weights, or use -t reward_streams=1")
+    elif given.intrinsic_gamma == 1 and not given.intrinsic_episodic:
+        raise ConfigError("train.intrinsic_gamma=1 with a non-episodic intrinsic return sums the bonus without "
+                          "end", hint="use intrinsic_gamma below 1 (RND: 0.99), or intrinsic_episodic=true")
+    return resolved.model_copy(update={"reward_streams": streams})

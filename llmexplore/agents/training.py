@@ -92,9 +92,11 @@ def register_components() -> None:
     from sample_factory.envs.env_utils import register_env
 
     from llmexplore.agents.encoders import make_encoder
+    from llmexplore.agents.reward_streams import make_actor_critic
 
     register_env(SF_ENV_NAME, make_sf_env)
     global_model_factory().register_encoder_factory(make_encoder)
+    global_model_factory().register_actor_critic_factory(make_actor_critic)  # a value head per reward stream
 
 
 def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_steps: int = 0,

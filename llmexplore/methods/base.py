@@ -155,6 +155,9 @@ class IntrinsicReward(ABC):
     policy_keys: ClassVar[tuple[str, ...]] = ()
     #: c_int of docs/METHODS.md's reward combination when a run does not set one
     default_int_coef: ClassVar[float] = 0.0
+    #: value heads of the run when it sets no ``train.reward_streams``: the published code's (1: one critic
+    #: on c_ext * r_env + c_int * r_int; 2: RND's extrinsic and intrinsic heads; docs/METHODS.md)
+    reward_streams: ClassVar[int] = 1
     #: does the method talk to a language model (runs check the LM backend first)
     uses_lm: ClassVar[bool] = False
     #: may ``update`` run in a second thread while PPO trains on the same batch (``train.update_thread``)?

@@ -58,6 +58,7 @@ class NovelD(RND):
     description = "NovelD: positive novelty difference of RND, on first visits within an episode (LM-free)"
     default_int_coef = 0.5  # the published code's default coefficient
     reward_changes_state = True  # the episodes' visited sets and the reward statistics
+    reward_streams = 1  # NovelD's code (torchbeast): one baseline on the summed reward, not RND's two heads
     Options = NovelDOptions
     presets = {
         "published": MethodPreset(

@@ -64,6 +64,7 @@ class RND(IntrinsicReward):
     display_name = "RND"
     description = "Random Network Distillation: prediction error of a random network (LM-free)"
     default_int_coef = 0.5  # Burda et al. weigh intrinsic:extrinsic advantages 1:2
+    reward_streams = 2  # Burda et al.: an extrinsic and an intrinsic value head (train.reward_streams)
     update_beside_policy = True  # update reads the batch and trains its own networks only
     Options = RNDOptions
     artefact_options = ("model_path",)

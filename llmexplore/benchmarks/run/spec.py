@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
                                            load_checkpoint_file)
-from llmexplore.agents.train_config import TrainConfig, check_sf_args, network_encoder
+from llmexplore.agents.train_config import TrainConfig, check_sf_args, network_encoder, settle_reward_streams
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.benchmarks.run.budget import CLI_STEPS, Steps, choose_steps
 from llmexplore.envs import get_task, make_adapter
@@ -110,6 +110,8 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True,
     problems.extend(_check_training(train, budget))
     if check_device and method is not None and options is not None:
         problems.extend(_machine_problems(train, spec.lm, method.uses_lm))
+    int_coef = spec.int_coef if spec.int_coef is not None else method.int_coef_for(options) if options else None
+    train = attempt("train", lambda: _with_reward_streams(spec, train, method, int_coef)) or train
     parent = spec.parent
     if parent is not None:  # without check_parent only its reset parts (_check_reset_parts returns None)
         checkpoint = attempt("parent", lambda: (_check_parent if check_parent else _check_reset_parts)(parent))
@@ -118,7 +120,7 @@ def resolve(spec: RunSpec, check_parent: bool = True, check_device: bool = True,
     return ResolvedRun(
         method=method.name, task=task.name, seed=spec.seed, steps=budget,
         ext_coef=spec.ext_coef if spec.ext_coef is not None else task.default_ext_coef,
-        int_coef=spec.int_coef if spec.int_coef is not None else method.int_coef_for(options),
+        int_coef=int_coef,
         method_options=options.model_dump(), train=train, lm=spec.lm, parent=parent, label=spec.label or spec.method,
         encoder=network_encoder(task.family, train.network), policy_keys=tuple(method.policy_keys))
 
@@ -155,6 +157,14 @@ def with_parent_checkpoint(run: ResolvedRun) -> ResolvedRun:
     except UserError as exc:
         raise ConfigError(str(exc), problems=[("parent", str(exc))]) from None
     return run.model_copy(update={"parent": run.parent.model_copy(update={"checkpoint": checkpoint})})
+
+
+def _with_reward_streams(spec: RunSpec, train: TrainConfig, method: Any, int_coef: float | None) -> TrainConfig:
+    """The resolved training settings with the run's reward streams: its own, else the method's published
+    choice (``train_config.settle_reward_streams``); as they are while the method or c_int is in error."""
+    if method is None or int_coef is None:
+        return train
+    return settle_reward_streams(spec.train, train, method.name, method.reward_streams, int_coef)
 
 
 def _machine_problems(train: TrainConfig, lm: LMConfig, uses_lm: bool) -> list[tuple[str, str]]:
