@@ -49,8 +49,8 @@ if ! command -v nvidia-smi >/dev/null 2>&1 && ! python -c "import torch" >/dev/n
              "(a download of about 3 GB the first time; it runs on a CPU too)"
     fi
 fi
-echo "setup: installing llmexplore with every extra (about 150 packages; minutes the first time, under two" \
-     "with pip's cache warm; pip runs quietly)"
+echo "setup: installing llmexplore with every extra (about 150 packages: minutes, about 10 the first time on" \
+     "a busy 2-core machine; pip runs quietly)"
 python -m pip install --quiet -e ".[all,test]"
 echo "setup: installing $SAMPLE_FACTORY without its stale pins (pip install --no-deps)"
 python -m pip install --quiet --no-deps "$SAMPLE_FACTORY"
