@@ -2,7 +2,7 @@
 # CI check that a fresh clone sets up and trains with a given Python (3.13 by default: the newest one
 # llmexplore supports, the default of current distributions). Clone this checkout (its committed state)
 # into an empty temporary folder, run `PYTHON=<python> scripts/setup.sh` there into a new venv, then train
-# a NetHack, a MiniHack and a Crafter cell of STEPS (4,096) steps each with that venv in a clean
+# a NetHack (with two rollout worker processes), a MiniHack and a Crafter cell of STEPS (4,096) steps each with that venv in a clean
 # environment (empty HOME, LLMEXPLORE_* unset), and time the set-up and the runs. The set-up uses the
 # caller's pip cache, as a user's would.
 #
@@ -65,7 +65,10 @@ print(f"python check: llmexplore from {here} on Python {sys.version.split()[0]}:
 PY
 start=$SECONDS
 pids=()
-for task in nethack:score minihack:keyroom-s5 crafter:reward-free; do
+# NetHack with two rollout worker processes: what sample-factory spawns must get its mends too (numpy 2.4)
+in_clone llmexplore run --method none --task nethack:score --seed 0 --steps "$STEPS" -t batch_size=1024 \
+    -t num_workers=2 --out runs/nethack --quiet & pids+=($!)
+for task in minihack:keyroom-s5 crafter:reward-free; do
     in_clone llmexplore run --method none --task "$task" --seed 0 --steps "$STEPS" -t batch_size=1024 \
         --out "runs/${task%%:*}" --quiet & pids+=($!)
 done

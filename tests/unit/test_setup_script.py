@@ -63,3 +63,17 @@ def test_the_fresh_clone_python_check_skips_in_one_line_without_that_python(tmp_
     assert result.stdout.strip() == ("python 3.13 check: skipped, no Python 3.13 on this machine "
                                      "(set PYTHON_FOR_CHECK to one)")
     assert list(tmp_path.glob("llmexplore-python.*")) == []
+
+
+def test_a_constraints_file_that_is_not_there_is_refused_before_anything_is_installed(tmp_path):
+    result = subprocess.run(["bash", str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "PYTHON": sys.executable, "LLMEXPLORE_VENV": str(tmp_path / "venv"),
+                                 "LLMEXPLORE_CONSTRAINTS": str(tmp_path / "no-such.txt")})
+    assert result.returncode == 2 and "no-such.txt, which is not a file" in result.stderr
+    assert not (tmp_path / "venv").exists()
+
+
+def test_the_previous_stack_constraints_hold_nle_1_0_and_numpy_1():
+    lines = (REPO / "scripts" / "previous_stack_constraints.txt").read_text().splitlines()
+    pins = {line for line in lines if line and not line.startswith("#")}
+    assert {"nle==1.0.0", "gymnasium==0.29.1", "numpy<2"} <= pins
