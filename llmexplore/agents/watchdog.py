@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import signal
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,13 +29,16 @@ LOG_LINES = 12
 LOG_TAIL_BYTES = 256 * 1024
 #: sample-factory's log line prefix, ``[time][pid] ``; lines without one continue the line before (tracebacks)
 _LOG_PREFIX = re.compile(r"^\[[^\]]*\]\[(\d+)\] ")
+#: terminal colour codes, which Python 3.13 puts into tracebacks that a process logs
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def sample_factory_log_files() -> list[Path]:
-    """The files sample-factory's logger writes to in this process (its runner opens ``sf_log.txt``)."""
-    from sample_factory.utils.utils import log
-
-    return [Path(handler.baseFilename) for handler in log.handlers if isinstance(handler, logging.FileHandler)]
+    """The files sample-factory's logger writes to in this process (its runner opens ``sf_log.txt``); none
+    where sample-factory was never imported (importing it now would only delay the report)."""
+    utils = sys.modules.get("sample_factory.utils.utils")
+    handlers = getattr(getattr(utils, "log", None), "handlers", [])
+    return [Path(handler.baseFilename) for handler in handlers if isinstance(handler, logging.FileHandler)]
 
 
 def last_log_lines(path: Path, pid: int, count: int = LOG_LINES) -> list[str]:
@@ -42,7 +46,7 @@ def last_log_lines(path: Path, pid: int, count: int = LOG_LINES) -> list[str]:
     try:
         with open(path, "rb") as stream:
             stream.seek(max(0, stream.seek(0, 2) - LOG_TAIL_BYTES))
-            text = stream.read().decode("utf-8", errors="replace")
+            text = _COLOURS.sub("", stream.read().decode("utf-8", errors="replace"))
     except OSError:
         return []
     lines, writer = [], None

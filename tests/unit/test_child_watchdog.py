@@ -85,9 +85,10 @@ def test_a_child_dead_before_training_is_reported_with_its_exit_code_and_its_las
 def test_log_lines_are_picked_by_process_and_a_signal_is_named(tmp_path):
     log_file = tmp_path / "sf_log.txt"
     log_file.write_text("[t][00042] first\nTraceback (most recent call last):\n  File x\n"
+                        "\x1b[1;35mValueError\x1b[0m: \x1b[35mbad\x1b[0m\n"  # as Python 3.13 colours it
                         "[t][00007] someone else\n[t][00042] last\n")
     assert last_log_lines(log_file, 42) == ["[t][00042] first", "Traceback (most recent call last):", "  File x",
-                                            "[t][00042] last"]
+                                            "ValueError: bad", "[t][00042] last"]
     assert last_log_lines(log_file, 42, count=1) == ["[t][00042] last"]
     assert last_log_lines(tmp_path / "missing.txt", 42) == []
     assert describe_exit(-9).startswith("was killed by SIGKILL") and describe_exit(3) == "exited with code 3"
@@ -113,3 +114,18 @@ def test_a_session_that_trained_nothing_does_not_lower_steps_per_second():
     record.status = "complete"
     _close_session(record, "t0", 10.0, 0, 4096)
     assert record.wall_seconds == 670.0 and record.steps_per_second == 409.6
+
+
+def test_the_log_files_are_the_ones_sample_factorys_logger_writes(tmp_path):
+    from sample_factory.utils.utils import log
+
+    from llmexplore.agents.watchdog import sample_factory_log_files
+
+    handler = logging.FileHandler(tmp_path / "sf_log.txt")  # as sample-factory's init_file_logger adds it
+    log.addHandler(handler)
+    try:
+        assert tmp_path / "sf_log.txt" in sample_factory_log_files()
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    assert tmp_path / "sf_log.txt" not in sample_factory_log_files()
