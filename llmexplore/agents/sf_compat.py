@@ -10,11 +10,7 @@ here, only where the installed packages break it:
 - huggingface-hub >= 1.0 removed ``Repository``, which sample-factory's Hub download (``enjoy`` with
   ``--hf_repository``) imports; a stand-in downloads the same snapshot with ``snapshot_download``.
 
-One warning is quieted: torch 2.14 deprecates ``torch.jit.script``, which sample-factory's model code calls
-three times, so every run printed it once per network built. It still works; pyproject.toml keeps
-torch < 2.15 until a release that removes it has been tried.
-
-Each mend is applied in this process by ``apply_all`` and, through the context that sample-factory hands to
+Each mend is applied in this process on import and, through the context that sample-factory hands to
 every process it spawns (``carry_into_spawned_processes``), in each of those too. Each one also knows
 the source digest of the sample-factory code it replaces: ``problems()`` (called by
 ``sf_private.check_sample_factory`` at the start of every run) names a mend that is needed but not in
@@ -26,8 +22,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-import re
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -150,17 +144,8 @@ MENDS: tuple[Mend, ...] = (
 )
 
 
-#: (start of the message, category) of warnings from sample-factory's own code that users cannot act on
-QUIETED_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
-    ("`torch.jit.script` is deprecated", FutureWarning),
-)
-
-
 def apply_all() -> list[str]:
-    """Apply each mend the installed packages need (again is harmless) and quiet ``QUIETED_WARNINGS``;
-    returns the names of the mends."""
-    for message, category in QUIETED_WARNINGS:
-        warnings.filterwarnings("ignore", message=re.escape(message), category=category)
+    """Apply each mend the installed packages need (again is harmless); returns their names."""
     applied = []
     for mend in MENDS:
         if mend.needed():

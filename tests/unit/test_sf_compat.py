@@ -114,13 +114,3 @@ def test_without_sample_factory_the_error_names_the_install_command():
     result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
     assert result.stdout.startswith("SampleFactoryMissing sample-factory, the RL engine"), result.stderr[-2000:]
     assert "pip install --no-deps sample-factory==2.1.1" in result.stdout
-
-
-def test_torchs_deprecation_of_jit_script_is_quieted_and_other_warnings_are_not():
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        sf_compat.apply_all()
-        warnings.warn("`torch.jit.script` is deprecated. Please switch to `torch.compile`", FutureWarning)
-        warnings.warn("something else is deprecated", FutureWarning)
-    assert [str(w.message) for w in caught] == ["something else is deprecated"]
