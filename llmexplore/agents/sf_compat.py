@@ -10,8 +10,9 @@ here, only where the installed packages break it:
 - huggingface-hub >= 1.0 removed ``Repository``, which sample-factory's Hub download (``enjoy`` with
   ``--hf_repository``) imports; a stand-in downloads the same snapshot with ``snapshot_download``.
 
-Each mend is applied in this process on import and, through the context that sample-factory hands to
-every process it spawns (``carry_into_spawned_processes``), in each of those too. Each one also knows
+Each mend is applied in this process by ``apply_all`` (``check_sample_factory`` calls it at the start
+of every run) and, through the context that sample-factory hands to every process it spawns
+(``carry_into_spawned_processes``), in each of those too. Each one also knows
 the source digest of the sample-factory code it replaces: ``problems()`` (called by
 ``sf_private.check_sample_factory`` at the start of every run) names a mend that is needed but not in
 place, or whose sample-factory code has changed.
