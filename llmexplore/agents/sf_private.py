@@ -10,7 +10,9 @@ would otherwise leave our override uncalled, silently (``tests/unit/test_sf_over
 our subclasses and fails when one overrides or sets a piece not listed here). ``check_sample_factory()`` runs when training starts and in
 tests/unit/test_sf_private.py; it fails with a message naming each piece that differs and the
 one sample-factory version this was written against, so an upgrade breaks loudly at the start
-instead of silently mid-run.
+instead of silently mid-run. The changes sample-factory needs on newer packages (numpy 2.4,
+huggingface-hub 1.0) live beside this module, in sf_compat.py; the same check applies them and names
+any that fails.
 """
 
 from __future__ import annotations
@@ -24,15 +26,30 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from sample_factory.algo.learning.learner import Learner
-from sample_factory.algo.learning.learner_worker import LearnerWorker
-from sample_factory.utils.utils import log
-
-from llmexplore.agents.checkpoints import write_checkpoint_digest
 from llmexplore.errors import UserError
 
-#: the sample-factory release these pieces were read from (pyproject pins it)
+#: the sample-factory release these pieces were read from (scripts/setup.sh installs it)
 SUPPORTED_VERSION = "2.1.1"
+#: how to install it: without its metadata's pins, which today's numpy, gymnasium and NLE break
+INSTALL_COMMAND = f"pip install --no-deps sample-factory=={SUPPORTED_VERSION}"
+
+
+class SampleFactoryMissing(UserError):
+    """sample-factory is not installed (``pip install -e .`` leaves it out: docs/INSTALL.md)."""
+
+
+try:
+    from sample_factory.algo.learning.learner import Learner
+    from sample_factory.algo.learning.learner_worker import LearnerWorker
+    from sample_factory.utils.utils import log
+except ModuleNotFoundError as exc:
+    if (exc.name or "").split(".")[0] != "sample_factory":
+        raise
+    raise SampleFactoryMissing("sample-factory, the RL engine llmexplore trains with, is not installed",
+                               hint=f"{INSTALL_COMMAND} (scripts/setup.sh does it; see docs/INSTALL.md)") from exc
+
+from llmexplore.agents import sf_compat
+from llmexplore.agents.checkpoints import write_checkpoint_digest
 
 
 @dataclass(frozen=True)
@@ -176,9 +193,16 @@ def piece_problem(piece: PrivatePiece) -> str | None:
 
 
 def check_sample_factory() -> None:
-    """Refuse to train with a sample-factory whose private pieces differ from what ``PIECES`` says."""
+    """Apply sample-factory's mends for the installed packages (sf_compat.py), here and in every process
+    it spawns from now on, then refuse to train with a sample-factory whose private pieces differ from
+    what ``PIECES`` says or whose mends are missing or no longer fit."""
+    sf_compat.apply_all()
+    sf_compat.carry_into_spawned_processes()
     problems = [f"{piece.label}: {problem} (used for: {piece.why})"
                 for piece in PIECES if (problem := piece_problem(piece)) is not None]
+    problems.extend(sf_compat.problems())
+    if not sf_compat.carried_into_spawned_processes():
+        problems.append("sample-factory's global context no longer carries llmexplore's mends to its processes")
     version = installed_version()
     if version != SUPPORTED_VERSION:
         problems.insert(0, f"version {version} is installed")
@@ -186,7 +210,7 @@ def check_sample_factory() -> None:
         raise SampleFactoryMismatch(
             f"llmexplore's learner relies on private parts of sample-factory {SUPPORTED_VERSION}, and the "
             "installed sample-factory differs:\n  " + "\n  ".join(problems),
-            hint=f"pip install sample-factory=={SUPPORTED_VERSION} (or adapt llmexplore/agents/sf_private.py)")
+            hint=f"{INSTALL_COMMAND} (or adapt llmexplore/agents/sf_private.py and sf_compat.py)")
 
 
 # -- the learner's hooks ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@ watchdog runs in the runner's event loop (a real signal_slot loop here) and watc
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import sys
@@ -13,7 +14,7 @@ import time
 
 from signal_slot.signal_slot import EventLoop
 
-from llmexplore.agents.watchdog import ChildWatchdog
+from llmexplore.agents.watchdog import ChildWatchdog, describe_exit, last_log_lines
 from llmexplore.benchmarks.run.cell_record import close_session
 from llmexplore.benchmarks.run.record import RunRecord, Session
 
@@ -47,6 +48,52 @@ def test_a_dead_child_fails_the_run_within_seconds_and_the_others_are_stopped():
     assert not waiting.is_alive()
 
 
+def _logs_then_dies(log_file: str) -> None:
+    """As a rollout worker does: sample-factory's logger into the run's sf_log.txt, a traceback, exit 1."""
+    from sample_factory.utils.utils import log
+
+    handler = logging.FileHandler(log_file)
+    handler.setFormatter(logging.Formatter(fmt="[%(asctime)s][%(process)05d] %(message)s"))
+    log.addHandler(handler)
+    log.info("Decorrelating experience for 64 frames...")
+    try:
+        raise ValueError("setting an array element with a sequence.")
+    except ValueError:
+        log.exception("EvtLoop [rollout_proc0_evt_loop] unhandled exception in slot='init'")
+    os._exit(1)
+
+
+def test_a_child_dead_before_training_is_reported_with_its_exit_code_and_its_last_log_lines(tmp_path):
+    log_file = tmp_path / "sf_log.txt"
+    log_file.write_text("[2026-11-28 01:00:00,000][00001] Starting all processes...\n")  # another process's line
+    ctx = multiprocessing.get_context("spawn")
+    dying = ctx.Process(target=_logs_then_dies, args=(str(log_file),), name="rollout_proc0")
+    loop = EventLoop("runner_evt_loop")
+    failures: list[str] = []
+    ChildWatchdog(loop, lambda: [dying], lambda message: (failures.append(message), loop.stop()), period=0.2,
+                  log_files=lambda: [log_file])
+    dying.start()
+    loop.exec()
+    assert time.time() - log_file.stat().st_mtime < 5  # reported within seconds of its last log line
+    message = failures[0]
+    assert message.startswith(f"sample-factory's process rollout_proc0 (pid {dying.pid}) exited with code 1")
+    assert f"its last lines in {tmp_path.name}/sf_log.txt" in message
+    assert "Decorrelating experience" in message and "ValueError: setting an array element" in message
+    assert "Traceback (most recent call last)" in message and "Starting all processes" not in message
+
+
+def test_log_lines_are_picked_by_process_and_a_signal_is_named(tmp_path):
+    log_file = tmp_path / "sf_log.txt"
+    log_file.write_text("[t][00042] first\nTraceback (most recent call last):\n  File x\n"
+                        "\x1b[1;35mValueError\x1b[0m: \x1b[35mbad\x1b[0m\n"  # as Python 3.13 colours it
+                        "[t][00007] someone else\n[t][00042] last\n")
+    assert last_log_lines(log_file, 42) == ["[t][00042] first", "Traceback (most recent call last):", "  File x",
+                                            "ValueError: bad", "[t][00042] last"]
+    assert last_log_lines(log_file, 42, count=1) == ["[t][00042] last"]
+    assert last_log_lines(tmp_path / "missing.txt", 42) == []
+    assert describe_exit(-9).startswith("was killed by SIGKILL") and describe_exit(3) == "exited with code 3"
+
+
 def test_children_exiting_after_a_stop_are_not_a_failure():
     ctx = multiprocessing.get_context("spawn")
     done = ctx.Process(target=time.sleep, args=(0,), name="rollout_proc0")
@@ -67,3 +114,18 @@ def test_a_session_that_trained_nothing_does_not_lower_steps_per_second():
     record.status = "complete"
     close_session(record, "t0", 10.0, 0, 4096)
     assert record.wall_seconds == 670.0 and record.steps_per_second == 409.6
+
+
+def test_the_log_files_are_the_ones_sample_factorys_logger_writes(tmp_path):
+    from sample_factory.utils.utils import log
+
+    from llmexplore.agents.watchdog import sample_factory_log_files
+
+    handler = logging.FileHandler(tmp_path / "sf_log.txt")  # as sample-factory's init_file_logger adds it
+    log.addHandler(handler)
+    try:
+        assert tmp_path / "sf_log.txt" in sample_factory_log_files()
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    assert tmp_path / "sf_log.txt" not in sample_factory_log_files()

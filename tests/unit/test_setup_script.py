@@ -1,4 +1,5 @@
-"""scripts/setup.sh refuses an unsupported Python within a second, naming the reason and the fix."""
+"""scripts/setup.sh refuses an unsupported Python within a second, naming the reason and the fix; CI's
+fresh-clone check of another Python skips where there is none."""
 
 from __future__ import annotations
 
@@ -14,26 +15,26 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _python_313() -> str | None:
-    """A Python 3.13 that runs (pyenv's shims may name one that the current pyenv version hides)."""
-    for candidate in [*sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.13*/bin/python3"))),
-                      *sorted(glob.glob("/root/.pyenv/versions/3.13*/bin/python3")), shutil.which("python3.13")]:
-        if candidate and subprocess.run([candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 13)"],
-                                        capture_output=True).returncode == 0:
+def _python(version: str) -> str | None:
+    """A Python of ``version`` that runs (pyenv's shims may name one that the current pyenv version hides)."""
+    check = f"import sys; assert '%d.%d' % sys.version_info[:2] == '{version}'"
+    for candidate in [*sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/python3"))),
+                      *sorted(glob.glob(f"/root/.pyenv/versions/{version}*/bin/python3")),
+                      shutil.which(f"python{version}")]:
+        if candidate and subprocess.run([candidate, "-c", check], capture_output=True).returncode == 0:
             return candidate
     return None
 
 
-def test_python_3_13_is_refused_before_anything_is_installed(tmp_path):
-    python = _python_313()
+def test_a_python_older_than_3_10_is_refused_before_anything_is_installed(tmp_path):
+    python = _python("3.9")
     if python is None:
-        pytest.skip("no Python 3.13 on this machine")
+        pytest.skip("no Python 3.9 on this machine")
     venv = tmp_path / "venv"
     result = subprocess.run(["bash", str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=30,
                             env={**os.environ, "PYTHON": python, "LLMEXPLORE_VENV": str(venv)})
     assert result.returncode == 2
-    assert "Python 3.10-3.12 (found 3.13)" in result.stderr and "numpy < 2" in result.stderr
-    assert "PYTHON=python3.12" in result.stderr
+    assert "Python 3.10-3.13 (found 3.9)" in result.stderr and "PYTHON=python3.13" in result.stderr
     assert not venv.exists()
 
 
@@ -41,42 +42,38 @@ def test_a_missing_interpreter_is_refused_the_same_way(tmp_path):
     result = subprocess.run(["bash", str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=30,
                             env={**os.environ, "PYTHON": str(tmp_path / "no-python"),
                                  "LLMEXPLORE_VENV": str(tmp_path / "venv")})
-    assert result.returncode == 2 and "needs Python 3.10-3.12" in result.stderr
+    assert result.returncode == 2 and "needs Python 3.10-3.13" in result.stderr
 
 
-def test_python_3_12_names_the_build_tools_nle_needs(tmp_path):
-    python = next(iter(sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3")))), None)
-    if python is None:
-        pytest.skip("no Python 3.12 on this machine")
-    bin_dir = tmp_path / "bin"  # a PATH with bash and the basics, and no flex or bison
-    bin_dir.mkdir()
-    for tool in ("bash", "cc", "c++", "cmake", "env", "dirname"):
-        found = shutil.which(tool)
-        if found:
-            (bin_dir / tool).symlink_to(found)
-    result = subprocess.run([str(bin_dir / "bash"), str(REPO / "scripts" / "setup.sh")], capture_output=True,
-                            text=True, timeout=30,
-                            env={"PATH": str(bin_dir), "PYTHON": python, "LLMEXPLORE_VENV": str(tmp_path / "venv"),
-                                 "HOME": str(tmp_path)})
-    assert result.returncode == 2, result.stderr
-    assert "flex bison" in result.stderr and "apt-get install build-essential cmake flex bison" in result.stderr
-    assert not (tmp_path / "venv").exists()
-
-
-def test_python_3_12_check_skips_in_one_line_without_a_python_3_12(tmp_path):
-    """CI's Python 3.12 step passes on a machine without one, and says why; nothing is cloned or installed."""
-    if sys.version_info[:2] == (3, 12):
-        pytest.skip("this interpreter is a Python 3.12: the check would run in full")
+def test_the_fresh_clone_python_check_skips_in_one_line_without_that_python(tmp_path):
+    """CI's Python 3.13 step passes on a machine without one, and says why; nothing is cloned or installed."""
+    if sys.version_info[:2] == (3, 13):
+        pytest.skip("this interpreter is a Python 3.13: the check would run in full")
     bin_dir = tmp_path / "bin"  # a PATH with what the script needs before it looks, and no python3.12
     bin_dir.mkdir()
     for tool in ("bash", "dirname", "tail"):
         (bin_dir / tool).symlink_to(shutil.which(tool))
-    not_312 = bin_dir / "python3.11"  # an interpreter of another version, named as PYTHON312
-    not_312.symlink_to(sys.executable)
-    result = subprocess.run([str(bin_dir / "bash"), str(REPO / "scripts" / "fresh_clone_python312.sh")],
+    other = bin_dir / "python3.11"  # an interpreter of another version, named as PYTHON_FOR_CHECK
+    other.symlink_to(sys.executable)
+    result = subprocess.run([str(bin_dir / "bash"), str(REPO / "scripts" / "fresh_clone_python.sh")],
                             capture_output=True, text=True, timeout=30,
                             env={"PATH": str(bin_dir), "HOME": str(tmp_path), "PYENV_ROOT": str(tmp_path / "pyenv"),
-                                 "PYTHON312": str(not_312), "TMPDIR": str(tmp_path)})
+                                 "PYTHON_FOR_CHECK": str(other), "TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "python 3.12 check: skipped, no Python 3.12 on this machine (set PYTHON312 to one)"
-    assert list(tmp_path.glob("llmexplore-py312.*")) == []
+    assert result.stdout.strip() == ("python 3.13 check: skipped, no Python 3.13 on this machine "
+                                     "(set PYTHON_FOR_CHECK to one)")
+    assert list(tmp_path.glob("llmexplore-python.*")) == []
+
+
+def test_a_constraints_file_that_is_not_there_is_refused_before_anything_is_installed(tmp_path):
+    result = subprocess.run(["bash", str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "PYTHON": sys.executable, "LLMEXPLORE_VENV": str(tmp_path / "venv"),
+                                 "LLMEXPLORE_CONSTRAINTS": str(tmp_path / "no-such.txt")})
+    assert result.returncode == 2 and "no-such.txt, which is not a file" in result.stderr
+    assert not (tmp_path / "venv").exists()
+
+
+def test_the_previous_stack_constraints_hold_nle_1_0_and_numpy_1():
+    lines = (REPO / "scripts" / "previous_stack_constraints.txt").read_text().splitlines()
+    pins = {line for line in lines if line and not line.startswith("#")}
+    assert {"nle==1.0.0", "gymnasium==0.29.1", "numpy<2"} <= pins

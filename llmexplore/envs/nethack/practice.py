@@ -50,6 +50,7 @@ import numpy as np
 from nle import nethack
 
 from llmexplore.envs.nethack import tasks, zero_shot
+from llmexplore.envs.nethack.compat import core_disp_reseed
 from llmexplore.errors import ConfigError, shown
 
 SCENES = ("shop", "altar")
@@ -349,7 +350,7 @@ class NetHackPractice(zero_shot.NetHackInteractive):
 
     def seed(self, core=None, disp=None, reseed=False):
         """NLE's seeding, with the seeds kept for the next reset: they pick its scene and derive its retry games."""
-        self._seeds = super().seed(core, disp, reseed)
+        self._seeds = core_disp_reseed(super().seed(core, disp, reseed))  # NLE 1.3 adds a fourth, lgen
         return self._seeds
 
     def reset(self, seed=None, options=None):
