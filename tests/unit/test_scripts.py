@@ -49,7 +49,7 @@ def test_the_test_script_prints_its_estimate_and_the_fast_subset_and_runs_named_
     venv = _set_up_venv(tmp_path, _current_stamp())
     result = _run("test.sh", venv, "--collect-only", "-q", "tests/unit/test_budget.py")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "~1,000 unit tests (5-15 minutes on 2 cores" in result.stdout
+    assert "~1,100 unit tests (2-10 minutes on 2 cores, two at a time" in result.stdout
     assert 'scripts/test.sh -m "not slow"' in result.stdout
     collected = [line for line in result.stdout.splitlines() if "::" in line]
     assert collected and all(line.startswith("tests/unit/test_budget.py::") for line in collected)
