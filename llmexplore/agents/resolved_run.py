@@ -18,10 +18,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from llmexplore.agents.checkpoints import POLICY_PARTS
-from llmexplore.agents.train_config import TrainConfig
+from llmexplore.agents.train_config import PER_ENV, TrainConfig
 from llmexplore.atomic import atomic_write_text
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
@@ -76,6 +76,15 @@ class ResolvedRun(BaseModel):
     label: str = Field(description="row name in tables; the method name when the spec gave none")
     encoder: str = Field(description="the policy network's encoder (agents/encoders.py)")
     policy_keys: tuple[str, ...] = Field(description="observation keys the method adds for the policy")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sampled_per_env_before_the_option(cls, data: Any) -> Any:
+        """A run resolved before ``train.sampling`` existed ran per-env: it reads so, and resumes so."""
+        train = data.get("train") if isinstance(data, dict) else None
+        if isinstance(train, dict) and "sampling" not in train:
+            return {**data, "train": {**train, "sampling": PER_ENV}}
+        return data
 
     # -- what the engine reads ---------------------------------------------------------------------
     @property

@@ -12,7 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field
 #: Defaults chosen for this suite's reference machine (2 CPU cores): serial sampling, a 256-unit
 #: GRU; each environment family overrides them with its own (``EnvFamily.train_defaults``, e.g.
 #: the reward scaling of its published protocol).
-GENERIC_DEFAULTS: dict[str, Any] = dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0)
+GENERIC_DEFAULTS: dict[str, Any] = dict(envs_per_worker=16, batch_size=1024, gamma=0.99, reward_scale=1.0,
+                                        sampling="per-env")
+#: ``train.sampling`` values: sample-factory steps each env on its own (per-env), or each rollout worker
+#: steps its envs as one vector env per split and moves whole batches (batched; agents/vector_env.py)
+PER_ENV, BATCHED = "per-env", "batched"
 
 
 def family_defaults(family: str) -> dict[str, Any]:
@@ -115,6 +119,11 @@ class TrainConfig(BaseModel):
                           "leaves settings unset (`llmexplore options --task T` lists the family's presets)")
     device: Literal["cpu", "gpu", "auto"] = Field(
         "cpu", description="where the learner trains: cpu, gpu, or auto (gpu when CUDA is available)")
+    sampling: Literal["per-env", "batched"] | None = Field(
+        None, description="how rollout workers step their envs: per-env (sample-factory steps and books each "
+                          "env on its own) or batched (each worker steps its envs together as one vector env "
+                          "and moves whole batches; the same episodes, less overhead per step); default: the "
+                          "family's faster one, as measured (a run made before this option ran per-env)")
     serial: bool | None = Field(None, description="sample in the learner's process; default: when num_workers is 1")
     torch_threads: int | None = Field(
         None, ge=1, description="intra-op threads for the serial process; default OMP_NUM_THREADS, else 1")

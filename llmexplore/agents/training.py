@@ -17,6 +17,7 @@ from llmexplore.agents.episode_ledger import EpisodeLedger
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.train_config import check_sf_args
+from llmexplore.agents.vector_env import episode_rows, sampling_sf_args
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
 from llmexplore.errors import ConfigError
 
@@ -71,8 +72,7 @@ def sf_argv(run: ResolvedRun, run_dir: str | Path) -> list[str]:
         "serial_mode": train.serial,
         "async_rl": not train.serial,
         "num_workers": train.num_workers,
-        "num_envs_per_worker": train.envs_per_worker,
-        "worker_num_splits": 2 if train.envs_per_worker % 2 == 0 else 1,
+        **sampling_sf_args(train),  # per-env or batched (train.sampling)
         "batch_size": train.batch_size,  # one minibatch per update, unless sf_args split it
         "rollout": train.rollout,
         "recurrence": train.rollout,
@@ -166,11 +166,8 @@ def train(run: ResolvedRun, run_dir: str | Path, sink: TrainingSink, resume_env_
         return int(runner.env_steps.get(0, resume_env_steps))
 
     def on_episode(_runner, msg: dict, _policy_id: int) -> None:
-        stats = msg[EPISODIC]
-        row = dict(stats.get("episode_extra_stats") or {})
-        row.setdefault("return", float(stats["reward"]))
-        row.setdefault("length", int(stats["len"]))
-        ledger.episode(row)  # written, with its batch's env steps, once the learner reports that batch
+        for row in episode_rows(msg[EPISODIC]):  # one per-env episode, or every sub-env's that just ended
+            ledger.episode(row)  # written, with its batch's env steps, once the learner reports that batch
 
     def on_report(_runner, msg: dict, _policy_id: int) -> None:
         report = msg[REPORT_KEY]

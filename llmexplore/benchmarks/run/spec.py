@@ -216,16 +216,21 @@ def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
     if sf.get("with_vtrace") and sf.get("normalize_returns", True):
         problems.append(("train", "sf_args.with_vtrace needs sf_args.normalize_returns=false: sample-factory "
                                   "normalises returns only without V-trace"))
-    if sf.get("batched_sampling") and isinstance(splits, int) and splits > 0:
+    if train.sampling == "batched" and ("batched_sampling" in sf or "num_envs_per_worker" in sf):
+        problems.append(("train", "train.sampling=batched sets sample-factory's batched_sampling and "
+                                  "num_envs_per_worker itself; leave them out of sf_args (train.envs_per_worker "
+                                  "sets the envs each worker steps)"))
+    batched = sf.get("batched_sampling") or train.sampling == "batched"
+    if batched and isinstance(splits, int) and splits > 0:
         per_worker = train.envs_per_worker // splits  # trajectories a worker delivers per split
         per_update = train.batch_size // train.rollout  # trajectories one update trains on
         if per_worker and per_update and math.gcd(per_worker, per_update) != min(per_worker, per_update):
             fits = [d for d in range(1, per_update + 1) if per_update % d == 0 and d <= per_worker]
             problems.append(("train",
-                f"with sf_args.batched_sampling, a worker's trajectories per split (envs_per_worker / splits = "
+                f"with batched sampling, a worker's trajectories per split (envs_per_worker / splits = "
                 f"{train.envs_per_worker} / {splits} = {per_worker}) and an update's trajectories (batch_size / "
                 f"rollout = {train.batch_size} / {train.rollout} = {per_update}) must divide one another; e.g. "
-                f"-t envs_per_worker={max(fits) * splits}, or leave batched sampling off"))
+                f"-t envs_per_worker={max(fits) * splits}, or -t sampling=per-env"))
     return problems
 
 
