@@ -21,14 +21,14 @@ from typing import Any, Mapping, Sequence
 import gymnasium as gym
 import numpy as np
 
-from llmexplore.agents.train_config import BATCHED, TrainConfig
+from llmexplore.agents.train_config import BATCHED, TrainConfig, worker_splits
 from llmexplore.envs.base import EPISODE_STATS_KEY
 
 
 def sampling_sf_args(train: TrainConfig) -> dict[str, Any]:
     """sample-factory's options for the run's sampling path. Both split each worker's envs in two halves
     (double buffering) when their number is even; the batched path makes each half one vector env."""
-    splits = int(train.sf_args.get("worker_num_splits", 2 if train.envs_per_worker % 2 == 0 else 1))
+    splits = int(worker_splits(train.envs_per_worker, train.sf_args))
     if train.sampling != BATCHED:
         return {"num_envs_per_worker": train.envs_per_worker, "worker_num_splits": splits}
     return {"num_envs_per_worker": splits, "worker_num_splits": splits, "batched_sampling": True}

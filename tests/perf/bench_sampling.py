@@ -63,8 +63,9 @@ def measure(task: str, budget: int, repeats: int, train: dict) -> dict[str, list
             rate, cpu = training_rate_and_cpu("none", task, budget, train_options={**train, "sampling": path})
             load = os.getloadavg()[0]
             runs[path].append((rate, cpu, load))
+            roles = ", ".join(f"{role} {us:.0f}" for role, us in cpu.items() if role != "total")
             print(f"  {task} {path:8s} repeat {repeat + 1}: {rate:8,.0f} steps/s, CPU {cpu.get('total', 0):6.0f} us "
-                  f"per step, load {load:.2f}", flush=True)
+                  f"per step ({roles}), load {load:.2f}", flush=True)
     return runs
 
 

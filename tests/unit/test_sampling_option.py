@@ -66,3 +66,26 @@ def test_a_run_resolved_before_the_option_ran_per_env_and_resumes_so(tmp_path):
     adopt_folder(tmp_path, per_env)  # the same run
     with pytest.raises(ConfigError, match="train.sampling: 'per-env' before, 'batched' now"):
         adopt_folder(tmp_path, _run(sampling="batched"))
+
+
+def test_bench_gives_the_ratio_of_each_training_measured_on_both_paths():
+    from llmexplore.benchmarks.speed import Measurement, sampling_ratios
+
+    rows = [Measurement("train", "nethack:score", f"none, preset default, sampling={path}", rate, 60.0)
+            for path, rate in (("per-env", 2000.0), ("batched", 2900.0))]
+    rows.append(Measurement("train", "crafter:reward", "none, preset default, sampling=batched", 900.0, 60.0))
+    assert sampling_ratios(rows) == ["nethack:score, none, preset default: 1.45x"]  # Crafter has one path only
+
+
+def test_a_batched_family_default_falls_back_to_per_env_where_the_settings_do_not_fit(monkeypatch):
+    """A family whose measured default is batched still takes settings batched sampling cannot run (the
+    published preset's 20 envs against 128 trajectories per update): its default is then per-env, while
+    asking for batched by name is refused."""
+    from llmexplore.agents import train_config
+    from llmexplore.agents.train_config import GENERIC_DEFAULTS, TrainConfig
+
+    monkeypatch.setattr(train_config, "family_defaults", lambda family: {**GENERIC_DEFAULTS, "sampling": "batched"})
+    assert TrainConfig().resolved("any").sampling == "batched"  # 16 envs in halves of 8, 32 trajectories
+    assert TrainConfig(envs_per_worker=20, batch_size=4096).resolved("any").sampling == "per-env"
+    assert TrainConfig(sf_args={"batched_sampling": True}).resolved("any").sampling == "per-env"
+    assert TrainConfig(envs_per_worker=20, batch_size=4096, sampling="batched").resolved("any").sampling == "batched"
