@@ -2,8 +2,8 @@
 
 Why: on the per-env path sample-factory keeps trajectory bookkeeping, policy requests and Python calls for
 every scalar env, which cost more CPU per step than NetHack itself (issue 54). With ``train.sampling=batched``
-each rollout worker holds one vector env per split whose ``num_agents`` is K, and sample-factory moves whole
-[K, ...] tensors. Each sub-env is the very env the per-env path builds (``sf_env.build_env``: adapter, the
+each rollout worker holds one vector env of its K envs (one per split where ``sf_args.worker_num_splits``
+splits them), ``num_agents`` = K, and sample-factory moves whole [K, ...] tensors. Each sub-env is the very env the per-env path builds (``sf_env.build_env``: adapter, the
 method's actor-side wrapper, the training tag), seeded with the same uid, so sub-env i plays what scalar env i
 plays given the same actions.
 
@@ -26,9 +26,9 @@ from llmexplore.envs.base import EPISODE_STATS_KEY
 
 
 def sampling_sf_args(train: TrainConfig) -> dict[str, Any]:
-    """sample-factory's options for the run's sampling path. Both split each worker's envs in two halves
-    (double buffering) when their number is even; the batched path makes each half one vector env."""
-    splits = int(worker_splits(train.envs_per_worker, train.sf_args))
+    """sample-factory's options for the run's sampling path: per-env, a worker's envs in two halves (double
+    buffering) when their number is even; batched, one vector env of them all, unless sf_args split them."""
+    splits = int(worker_splits(train.envs_per_worker, train.sf_args, train.sampling))
     if train.sampling != BATCHED:
         return {"num_envs_per_worker": train.envs_per_worker, "worker_num_splits": splits}
     return {"num_envs_per_worker": splits, "worker_num_splits": splits, "batched_sampling": True}

@@ -90,7 +90,11 @@ def main() -> None:
     train = {"num_workers": args.workers}
     for pair in args.train:
         key, value = pair.split("=", 1)
-        train[key] = parse_value(value)
+        *outer, last = key.split(".")  # sf_args.worker_num_splits=1 sets one sample-factory option
+        holder = train
+        for part in outer:
+            holder = holder.setdefault(part, {})
+        holder[last] = parse_value(value)
     print(f"# none, {train}, both paths interleaved, median of {args.repeats}; load at start "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     lines = []

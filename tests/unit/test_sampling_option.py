@@ -25,13 +25,16 @@ def _sf(run: ResolvedRun) -> dict[str, str]:
 
 
 def test_each_path_tells_sample_factory_its_envs():
-    """Per-env: every env is sample-factory's, in two halves; batched: one vector env per half, K = 16 each."""
+    """Per-env: every env is sample-factory's, in two halves; batched: one vector env of the worker's 32, or
+    one per half when sf_args split them."""
     per_env = _sf(_run(sampling="per-env"))
     assert (per_env["num_envs_per_worker"], per_env["worker_num_splits"], "batched_sampling" in per_env) == (
         "32", "2", False)
     batched = _sf(_run(sampling="batched"))
     assert (batched["num_envs_per_worker"], batched["worker_num_splits"], batched["batched_sampling"]) == (
-        "2", "2", "True")
+        "1", "1", "True")
+    halves = _sf(_run(sampling="batched", sf_args={"worker_num_splits": 2}))
+    assert (halves["num_envs_per_worker"], halves["worker_num_splits"]) == ("2", "2")
     odd = _sf(_run(sampling="batched", envs_per_worker=3, batch_size=96, rollout=32))
     assert (odd["num_envs_per_worker"], odd["worker_num_splits"]) == ("1", "1")
 
@@ -47,12 +50,14 @@ def test_each_family_names_its_default_path(family, task):
 @pytest.mark.parametrize("train, rule", [
     ({"sampling": "batched", "envs_per_worker": 12, "batch_size": 2048, "num_workers": 2},
      "must divide one another; e.g. -t envs_per_worker=8, or -t sampling=per-env"),
+    ({"sampling": "batched", "envs_per_worker": 12, "batch_size": 2048, "num_workers": 2,
+      "sf_args": {"worker_num_splits": 2}}, "(envs_per_worker / splits = 12 / 2 = 6)"),
     ({"sampling": "batched", "sf_args": {"num_envs_per_worker": 4}}, "leave them out of sf_args"),
     ({"sampling": "batched", "sf_args": {"batched_sampling": True}}, "leave them out of sf_args"),
 ])
 def test_combinations_sample_factory_would_reject_are_refused_before_start(train, rule):
-    """12 envs in two halves of 6 against 64 trajectories per update: sample-factory asserts inside a worker;
-    here it is one clear error naming the rule and a fix."""
+    """12 envs in one vector env (or two of 6) against 64 trajectories per update: sample-factory asserts inside
+    a worker; here it is one clear error naming the rule and a fix."""
     with pytest.raises(ConfigError, match=re.escape(rule)):
         _run(**train)
 
@@ -79,13 +84,13 @@ def test_bench_gives_the_ratio_of_each_training_measured_on_both_paths():
 
 def test_a_batched_family_default_falls_back_to_per_env_where_the_settings_do_not_fit(monkeypatch):
     """A family whose measured default is batched still takes settings batched sampling cannot run (the
-    published preset's 20 envs against 128 trajectories per update): its default is then per-env, while
+    24 envs against 128 trajectories per update): its default is then per-env, while
     asking for batched by name is refused."""
     from llmexplore.agents import train_config
     from llmexplore.agents.train_config import GENERIC_DEFAULTS, TrainConfig
 
     monkeypatch.setattr(train_config, "family_defaults", lambda family: {**GENERIC_DEFAULTS, "sampling": "batched"})
-    assert TrainConfig().resolved("any").sampling == "batched"  # 16 envs in halves of 8, 32 trajectories
-    assert TrainConfig(envs_per_worker=20, batch_size=4096).resolved("any").sampling == "per-env"
+    assert TrainConfig().resolved("any").sampling == "batched"  # 16 envs in one vector env, 32 trajectories
+    assert TrainConfig(envs_per_worker=24, batch_size=4096).resolved("any").sampling == "per-env"
     assert TrainConfig(sf_args={"batched_sampling": True}).resolved("any").sampling == "per-env"
-    assert TrainConfig(envs_per_worker=20, batch_size=4096, sampling="batched").resolved("any").sampling == "batched"
+    assert TrainConfig(envs_per_worker=24, batch_size=4096, sampling="batched").resolved("any").sampling == "batched"

@@ -28,13 +28,14 @@ FAMILY_TASKS = {
 }
 
 
-def _sf_config(task: str, sampling: str, tmp_path: Path):
+def _sf_config(task: str, sampling: str, tmp_path: Path, splits: int | None = None):
     """sample-factory's config of a 2-worker run on the given path, as the engine builds it."""
     from llmexplore.agents.training import build_sf_config
 
+    sf_args = {"worker_num_splits": splits} if splits else {}
     run = resolve(RunSpec(method="none", task=task, seed=11, steps=100_000,
                           train={"sampling": sampling, "envs_per_worker": ENVS_PER_WORKER, "num_workers": 2,
-                                 "batch_size": 256}))
+                                 "batch_size": 256, "sf_args": sf_args}))
     return build_sf_config(run, tmp_path / sampling)
 
 
@@ -76,7 +77,8 @@ def test_sub_env_i_plays_what_scalar_env_i_plays(family, tmp_path):
     task, steps = FAMILY_TASKS[family]
     from sample_factory.utils.attr_dict import AttrDict
 
-    batched_cfg, per_env_cfg = _sf_config(task, "batched", tmp_path), _sf_config(task, "per-env", tmp_path)
+    # two vector envs per worker (sf_args), so that split 1 exists; by default the batched path has one
+    batched_cfg, per_env_cfg = _sf_config(task, "batched", tmp_path, splits=2), _sf_config(task, "per-env", tmp_path)
     assert (batched_cfg.batched_sampling, batched_cfg.num_envs_per_worker, per_env_cfg.batched_sampling) == (
         True, 2, False)
     vector = make_sf_env("llmexplore", batched_cfg, AttrDict(worker_index=WORKER, vector_index=SPLIT))
@@ -134,6 +136,7 @@ def test_sub_env_uids_are_the_per_env_paths_numbers():
     assert sub_env_uids(16, 2, AttrDict(worker_index=2, vector_index=1)) == list(range(40, 48))
     assert sub_env_uids(5, 1, AttrDict(worker_index=1, vector_index=0)) == [5, 6, 7, 8, 9]
     assert sub_env_uids(4, 2, None) == [0, 1]  # sample-factory's probe of the env
+    assert sub_env_uids(32, 1, AttrDict(worker_index=1, vector_index=0)) == list(range(32, 64))
 
 
 def test_episode_statistics_keep_their_types_and_absences():
@@ -159,12 +162,12 @@ def test_observations_carry_each_sub_envs_uid(tmp_path):
     row i holds sub-env i's uid, as scalar env i's observation holds its own."""
     from sample_factory.utils.attr_dict import AttrDict
 
-    cfg = _sf_config("minihack:multiroom-n2", "batched", tmp_path)
+    cfg = _sf_config("minihack:multiroom-n2", "batched", tmp_path)  # one vector env per worker: its 4 envs
     settings = RunSettings.from_cfg(cfg)
-    assert settings.run.train.sampling == "batched"
+    assert (settings.run.train.sampling, cfg.num_envs_per_worker, cfg.worker_num_splits) == ("batched", 1, 1)
     vector = make_sf_env("llmexplore", cfg, AttrDict(worker_index=1, vector_index=0))
     try:
         obs, _ = vector.reset()
-        assert obs[ENV_UID_KEY][:, 0].tolist() == [4, 5]
+        assert obs[ENV_UID_KEY][:, 0].tolist() == [4, 5, 6, 7]
     finally:
         vector.close()

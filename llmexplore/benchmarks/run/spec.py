@@ -208,7 +208,7 @@ def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
     named here with the rule and a fix, before anything starts."""
     problems: list[tuple[str, str]] = []
     sf = train.sf_args
-    splits = worker_splits(train.envs_per_worker, sf)
+    splits = worker_splits(train.envs_per_worker, sf, train.sampling)
     if isinstance(splits, int) and splits > 0 and train.envs_per_worker % splits != 0:
         problems.append(("train", f"train.envs_per_worker {train.envs_per_worker} must be a multiple of "
                                   f"sf_args.worker_num_splits {splits} (double-buffered sampling splits each "
