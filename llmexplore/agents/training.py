@@ -17,8 +17,8 @@ from llmexplore.agents.episode_ledger import EpisodeLedger
 from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.agents.run_settings import RunSettings
 from llmexplore.agents.train_config import check_sf_args
-from llmexplore.agents.vector_env import episode_rows, sampling_sf_args
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
+from llmexplore.agents.vector_env import episode_rows, sampling_sf_args
 from llmexplore.errors import ConfigError
 
 
