@@ -6,6 +6,7 @@
 #
 #   bash tests/perf/gpu_sampling.sh [OUT]                         # on the GPU machine, OUT=gpu-sampling
 #   DEVICE=cpu WORKERS=2 SECONDS_EACH=5 bash tests/perf/gpu_sampling.sh /tmp/rehearsal   # rehearsal on a CPU
+#   ONLY="small-64 crafter-32" bash tests/perf/gpu_sampling.sh   # some of the measurements
 #
 # Each bench trains on both paths one after the other and bench.md gives their ratio; OUT/summary.md
 # gathers every table. Envs per worker are multiples that batched sampling accepts with the published
@@ -22,9 +23,10 @@ mkdir -p "$OUT"
   echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/summary.md"
 
-bench() {  # name, then bench arguments
+bench() {  # name, then bench arguments; ONLY="small-64 crafter-32" runs those alone
   local name=$1
   shift
+  if [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]]; then return; fi
   echo "== $name" >&2
   python -m llmexplore bench --train-only --seconds "$SECONDS_EACH" -t device="$DEVICE" -t num_workers="$WORKERS" \
     "$@" --out "$OUT/$name" > /dev/null
