@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from llmexplore.agents.checkpoints import POLICY_PARTS
-from llmexplore.agents.train_config import TrainConfig
+from llmexplore.agents.train_config import PER_ENV, TrainConfig
 from llmexplore.atomic import atomic_write_text
 from llmexplore.errors import ConfigError
 from llmexplore.lm.config import LMConfig
@@ -79,12 +79,17 @@ class ResolvedRun(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _one_stream_before_the_option(cls, data: Any) -> Any:
-        """A run resolved before ``train.reward_streams`` existed trained one stream; a resolved run always
-        names its streams (``spec.resolve`` chooses them), so an older file reads 1."""
-        if isinstance(data, dict) and isinstance(data.get("train"), dict) and data["train"].get(
-                "reward_streams") is None:
-            data = {**data, "train": {**data["train"], "reward_streams": 1}}
+    def _defaults_of_options_added_later(cls, data: Any) -> Any:
+        """A run resolved before ``train.reward_streams`` existed trained one stream, and one resolved before
+        ``train.sampling`` existed ran per-env: an older file reads so, and resumes so (a resolved run always
+        names both: ``spec.resolve`` chooses them)."""
+        train = data.get("train") if isinstance(data, dict) else None
+        if isinstance(train, dict):
+            if train.get("reward_streams") is None:
+                train = {**train, "reward_streams": 1}
+            if "sampling" not in train:
+                train = {**train, "sampling": PER_ENV}
+            data = {**data, "train": train}
         return data
 
     # -- what the engine reads ---------------------------------------------------------------------

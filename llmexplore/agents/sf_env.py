@@ -10,6 +10,7 @@ import numpy as np
 
 from llmexplore.agents.episode_ledger import EPISODE_UID_KEY
 from llmexplore.agents.run_settings import RunSettings
+from llmexplore.agents.train_config import BATCHED
 from llmexplore.envs import make_adapter
 from llmexplore.envs.base import ENV_UID_KEY, EPISODE_STATS_KEY
 from llmexplore.envs.wrappers import DropKeys
@@ -84,10 +85,28 @@ def build_env(settings: RunSettings, uid: int = 0, extra_keys: tuple[str, ...] =
 
 
 def make_sf_env(full_env_name: str, cfg: Any = None, env_config: Any = None, render_mode: str | None = None) -> gym.Env:
-    """sample-factory's env factory signature."""
+    """sample-factory's env factory signature: one scalar env (per-env path), or the vector env of one
+    worker's split (batched path, ``train.sampling``)."""
     quiet_sample_factory_console()
+    settings = RunSettings.from_cfg(cfg)
+    if settings.run.train.sampling == BATCHED:
+        from llmexplore.agents.vector_env import VectorTrainingEnv
+
+        uids = sub_env_uids(settings.run.train.envs_per_worker, int(cfg.worker_num_splits), env_config)
+        return VectorTrainingEnv([build_env(settings, uid=uid, tag_episodes=True) for uid in uids], uids)
     uid = int(env_config.env_id) if env_config is not None and "env_id" in env_config else 0
-    return build_env(RunSettings.from_cfg(cfg), uid=uid, tag_episodes=True)
+    return build_env(settings, uid=uid, tag_episodes=True)
+
+
+def sub_env_uids(envs_per_worker: int, splits: int, env_config: Any = None) -> list[int]:
+    """The uids of one batched vector env's sub-envs: those of the scalar envs the per-env path builds for
+    the same worker and split (sample-factory numbers env j of split s of worker w as
+    w * envs_per_worker + s * envs_per_split + j), so sub-env i is seeded as scalar env i."""
+    worker = int(env_config.worker_index) if env_config is not None and "worker_index" in env_config else 0
+    split = int(env_config.vector_index) if env_config is not None and "vector_index" in env_config else 0
+    per_split = envs_per_worker // splits
+    first = worker * envs_per_worker + split * per_split
+    return list(range(first, first + per_split))
 
 
 QUIET_ENV = "LLMEXPLORE_SF_QUIET"

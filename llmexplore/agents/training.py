@@ -17,6 +17,7 @@ from llmexplore.agents.train_config import check_sf_args
 from llmexplore.agents.training_result import TrainingSink, TrainResult
 from llmexplore.agents.training_budget import TrainingBudget
 from llmexplore.agents.sf_env import QUIET_ENV, SF_ENV_NAME, make_sf_env, quiet_sample_factory_console
+from llmexplore.agents.vector_env import sampling_sf_args
 from llmexplore.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover (it imports sample-factory)
@@ -40,8 +41,7 @@ def sf_argv(run: ResolvedRun, run_dir: str | Path) -> list[str]:
         "serial_mode": train.serial,
         "async_rl": not train.serial,
         "num_workers": train.num_workers,
-        "num_envs_per_worker": train.envs_per_worker,
-        "worker_num_splits": 2 if train.envs_per_worker % 2 == 0 else 1,
+        **sampling_sf_args(train),  # per-env or batched (train.sampling)
         "batch_size": train.batch_size,  # one minibatch per update, unless sf_args split it
         "rollout": train.rollout,
         "recurrence": train.rollout,

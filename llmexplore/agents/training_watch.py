@@ -19,8 +19,8 @@ from llmexplore.agents import sf_private
 from llmexplore.agents.episode_ledger import EpisodeLedger
 from llmexplore.agents.learner import REPORT_KEY
 from llmexplore.agents.training_budget import TrainingBudget
-
 from llmexplore.agents.training_result import TrainingSink, TrainResult
+from llmexplore.agents.vector_env import episode_rows
 
 
 class TrainingWatch(AlgoObserver):
@@ -65,11 +65,8 @@ class TrainingWatch(AlgoObserver):
 
     def on_episode(self, _runner: Any, msg: dict, _policy_id: int) -> None:
         """A finished episode: kept until the learner reports the batch that trained its last step."""
-        stats = msg[EPISODIC]
-        row = dict(stats.get("episode_extra_stats") or {})
-        row.setdefault("return", float(stats["reward"]))
-        row.setdefault("length", int(stats["len"]))
-        self.ledger.episode(row)
+        for row in episode_rows(msg[EPISODIC]):  # one per-env episode, or every sub-env's that just ended
+            self.ledger.episode(row)
 
     def on_report(self, _runner: Any, msg: dict, _policy_id: int) -> None:
         """The learner's report of a batch: its metrics row, the episodes it ended, a parent's load."""

@@ -185,6 +185,9 @@ def _bench(p: argparse.ArgumentParser) -> Handler:
                    help="env processes at once for the env measurement (repeatable; default 1 and every usable CPU)")
     p.add_argument("--train", "-t", action="append", default=[], metavar="KEY=VALUE",
                    help="training setting for every training measurement, e.g. num_workers=16")
+    p.add_argument("--sampling", action="append", choices=["per-env", "batched"], default=[],
+                   help="sampling path to train on (repeatable; default both, one after the other for each "
+                        "method, so the report gives their ratio; a -t sampling=... setting measures that one)")
     only = p.add_mutually_exclusive_group()
     only.add_argument("--env-only", action="store_true", help="measure the env alone, no training")
     only.add_argument("--train-only", action="store_true",
@@ -211,8 +214,12 @@ def _bench(p: argparse.ArgumentParser) -> Handler:
         processes = [] if args.train_only else sorted(set(args.processes or [1, usable]))
         out = Path(args.out)
         require_output_dir(out, "--out")
-        report = run_bench(tasks, methods, args.preset or ["default"], args.seconds, processes,
-                           merge_option_pairs({}, args.train), skip_training=args.env_only)
+        train = merge_option_pairs({}, args.train)
+        if args.sampling and "sampling" in train:
+            raise ConfigError("--sampling and -t sampling=... both choose the sampling path: keep one of them")
+        samplings = tuple(args.sampling) or ((None,) if "sampling" in train else ("per-env", "batched"))
+        report = run_bench(tasks, methods, args.preset or ["default"], args.seconds, processes, train,
+                           skip_training=args.env_only, samplings=samplings)
         files = write_report(report, out)
         print(report.markdown())
         print(f"written: {files['json']}, {files['markdown']}")

@@ -71,7 +71,22 @@ class BenchReport:
             load_now = "—" if m.load_average is None else f"{m.load_average:.2f}"
             lines.append(f"| {m.what} | {m.task} | {m.detail}{' (' + m.note + ')' if m.note else ''} | "
                          f"{m.steps_per_second:,.0f} | {m.seconds:.1f} | {busy} | {load_now} |")
+        ratios = sampling_ratios(self.measurements)
+        if ratios:
+            lines += ["", "Batched / per-env sampling, the same training otherwise: " + "; ".join(ratios) + "."]
         return "\n".join(lines) + "\n"
+
+
+def sampling_ratios(measurements: list[Measurement]) -> list[str]:
+    """``task, setting: 1.42x`` for each training measured on both sampling paths (issue 54)."""
+    rates: dict[tuple[str, str], dict[str, float]] = {}
+    for m in measurements:
+        for path in ("per-env", "batched"):
+            mark = f", sampling={path}"
+            if m.what == "train" and mark in m.detail and m.steps_per_second > 0:
+                rates.setdefault((m.task, m.detail.replace(mark, "")), {})[path] = m.steps_per_second
+    return [f"{task}, {detail}: {pair['batched'] / pair['per-env']:.2f}x" for (task, detail), pair in rates.items()
+            if len(pair) == 2]
 
 
 # -- the env alone ------------------------------------------------------------------------------------
@@ -227,10 +242,12 @@ def load_average() -> list[float] | None:
 
 def run_bench(tasks: list[str], methods: list[str], presets: list[str], seconds: float, processes: list[int],
               train: dict[str, Any], skip_training: bool = False,
-              report_line: Callable[[str], None] | None = None) -> BenchReport:
+              report_line: Callable[[str], None] | None = None,
+              samplings: tuple[str | None, ...] = (None,)) -> BenchReport:
     """For each task: its env alone in each process count, then (unless ``skip_training``) training with each
-    preset and method, each measured for about ``seconds``; ``report_line`` gets a line before each (with how
-    many are left), as a bench of several minutes would otherwise be silent."""
+    preset and method, on each sampling path in turn (``samplings``; None: the family's), each measured for
+    about ``seconds``; ``report_line`` gets a line before each (with how many are left), as a bench of several
+    minutes would otherwise be silent."""
     from datetime import datetime, timezone
 
     from llmexplore.benchmarks.run.provenance import environment_info
@@ -240,7 +257,8 @@ def run_bench(tasks: list[str], methods: list[str], presets: list[str], seconds:
     for task in tasks:
         plan += [("env", task, count) for count in processes]
         if not skip_training:
-            plan += [("train", task, (preset, method)) for preset in presets for method in methods]
+            plan += [("train", task, (preset, method, sampling))
+                     for preset in presets for method in methods for sampling in samplings]
     trainings = sum(kind == "train" for kind, _, _ in plan)
     total = len(plan) * seconds
     report_line(f"bench: {len(plan)} measurement(s) of about {seconds:g} s each, about "
@@ -253,9 +271,11 @@ def run_bench(tasks: list[str], methods: list[str], presets: list[str], seconds:
             report_line(f"bench [{number}/{len(plan)}]: {task}, the env alone in {setting} process(es)")
             measured = env_rate(task, seconds, setting)
         else:
-            preset, method = setting
-            report_line(f"bench [{number}/{len(plan)}]: {task}, training {method} with preset {preset}")
-            measured = train_rate(task, method, preset, seconds, train)
+            preset, method, sampling = setting
+            path = {"sampling": sampling} if sampling else {}
+            report_line(f"bench [{number}/{len(plan)}]: {task}, training {method} with preset {preset}"
+                        + (f", {sampling} sampling" if sampling else ""))
+            measured = train_rate(task, method, preset, seconds, {**train, **path})
         loads = load_average()
         measured.load_average = loads[0] if loads else None
         report.measurements.append(measured)

@@ -48,3 +48,24 @@ def test_one_version_throughout_builds(tmp_path):
         _copy(tmp_path, "oni-retrieval", seed, nle="1.0.0", oracle_rules_version="5")
     shutil.rmtree(tmp_path / "board", ignore_errors=True)
     assert build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)["markdown"].exists()
+
+
+def _with_sampling(run_dir: Path, sampling: str) -> None:
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text())
+    record["spec"]["train"]["sampling"] = sampling
+    path.write_text(json.dumps(record))
+
+
+def test_one_row_trained_on_both_sampling_paths_is_refused(tmp_path):
+    """A row's seeds all ran per-env or all batched (issue 54); a record made before train.sampling existed
+    ran per-env, so it shares a row with one stating per-env and not with one stating batched."""
+    _with_sampling(_copy(tmp_path, "none", 0), "per-env")
+    _copy(tmp_path, "none", 1)  # no sampling in its spec: per-env
+    _with_sampling(_copy(tmp_path, "rnd", 0), "batched")
+    rnd_seed1 = _copy(tmp_path, "rnd", 1)
+    _with_sampling(rnd_seed1, "batched")  # another row may be batched throughout
+    assert build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)["markdown"].exists()
+    _with_sampling(rnd_seed1, "per-env")
+    with pytest.raises(DataError, match="rnd on nethack:score mixes 2 versions of train.sampling"):
+        build_leaderboard(tmp_path / "runs", tmp_path / "board2", reps=50)

@@ -3,7 +3,8 @@
 Why: a new release of a game's simulator (NLE, say) can change the game itself (its dungeon generation,
 messages, speed of play), so scores from two versions are two benchmarks; each family names the record
 keys that carry its game's versions (``EnvFamily.game_version_keys``). Likewise a row judged by the
-embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``). Records that do
+embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``), and one sampling
+path (``train.sampling``; a record made before the option ran per-env). Records that do
 not say a version (written before it was recorded) are taken as they are; two versions a table's records
 do state are refused, naming the records of each.
 """
@@ -18,6 +19,8 @@ from llmexplore.errors import DataError
 
 #: the record's environment key naming the embedded oracle's rules version (one per table row)
 ORACLE_KEY = "oracle_rules_version"
+#: the spec's training key naming the sampling path (per-env or batched; one per table row)
+SAMPLING_KEY = "train.sampling"
 
 
 def version_conflicts(runs: Iterable[Run]) -> list[str]:
@@ -30,9 +33,10 @@ def version_conflicts(runs: Iterable[Run]) -> list[str]:
         for key in _game_keys(spec.task):
             if environment.get(key) is not None:
                 by_task[(spec.task, key)][str(environment[key])].append(str(run.path))
+        row = f"{spec.label or spec.method} on {spec.task}"
         if environment.get(ORACLE_KEY) is not None:
-            by_row[(f"{spec.label or spec.method} on {spec.task}", ORACLE_KEY)][str(environment[ORACLE_KEY])].append(
-                str(run.path))
+            by_row[(row, ORACLE_KEY)][str(environment[ORACLE_KEY])].append(str(run.path))
+        by_row[(row, SAMPLING_KEY)][spec.sampling].append(str(run.path))  # a row is trained on one path
     problems = []
     for (where, key), versions in [*by_task.items(), *by_row.items()]:
         if len(versions) > 1:

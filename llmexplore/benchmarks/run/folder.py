@@ -31,6 +31,7 @@ def adopt_folder(run_dir: Path, run: ResolvedRun) -> RunRecord | None:
         _refuse_another_run(run_dir, before, run.model_dump(mode="json"))
     elif previous is not None:
         before = previous.spec.model_dump(mode="json")
+        before["train"] = {**before["train"], "sampling": previous.spec.sampling}  # absent: it ran per-env
         _refuse_another_run(run_dir, before, run.spec_dict())
     if stored is not None or previous is not None:
         _check_budget(run_dir, before.get("steps"), run.steps)

@@ -61,6 +61,12 @@ class RecordedSpec(BaseModel):
         return self.label or self.method
 
     @property
+    def sampling(self) -> str:
+        """How the run's rollout workers stepped their envs (``train.sampling``); a record made before the
+        option ran per-env."""
+        return str(self.train.get("sampling") or "per-env")
+
+    @property
     def cell(self) -> str:
         """``label/task/seed<N>``, as ``run.spec.cell_id`` names a cell."""
         return f"{self.row_label}/{self.task}/seed{self.seed}"

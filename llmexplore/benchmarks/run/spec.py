@@ -4,7 +4,6 @@ method read."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llmexplore.agents.checkpoints import (CHECKPOINT_KEY, POLICY_PARTS, latest_checkpoint,
                                            load_checkpoint_file)
-from llmexplore.agents.train_config import TrainConfig, check_sf_args, network_encoder, settle_reward_streams
+from llmexplore.agents.train_config import (BATCHED, BATCHED_SETS, TrainConfig, batched_sampling_problem,
+                                            check_sf_args, network_encoder, settle_reward_streams,
+                                            worker_splits)
 from llmexplore.agents.resolved_run import ParentSpec, ResolvedRun
 from llmexplore.benchmarks.run.budget import CLI_STEPS, Steps, choose_steps
 from llmexplore.envs import get_task, make_adapter
@@ -218,7 +219,7 @@ def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
     named here with the rule and a fix, before anything starts."""
     problems: list[tuple[str, str]] = []
     sf = train.sf_args
-    splits = sf.get("worker_num_splits", 2 if train.envs_per_worker % 2 == 0 else 1)
+    splits = worker_splits(train.envs_per_worker, sf, train.sampling)
     if isinstance(splits, int) and splits > 0 and train.envs_per_worker % splits != 0:
         problems.append(("train", f"train.envs_per_worker {train.envs_per_worker} must be a multiple of "
                                   f"sf_args.worker_num_splits {splits} (double-buffered sampling splits each "
@@ -226,16 +227,14 @@ def _check_sample_factory_rules(train: TrainConfig) -> list[tuple[str, str]]:
     if sf.get("with_vtrace") and sf.get("normalize_returns", True):
         problems.append(("train", "sf_args.with_vtrace needs sf_args.normalize_returns=false: sample-factory "
                                   "normalises returns only without V-trace"))
-    if sf.get("batched_sampling") and isinstance(splits, int) and splits > 0:
-        per_worker = train.envs_per_worker // splits  # trajectories a worker delivers per split
-        per_update = train.batch_size // train.rollout  # trajectories one update trains on
-        if per_worker and per_update and math.gcd(per_worker, per_update) != min(per_worker, per_update):
-            fits = [d for d in range(1, per_update + 1) if per_update % d == 0 and d <= per_worker]
-            problems.append(("train",
-                f"with sf_args.batched_sampling, a worker's trajectories per split (envs_per_worker / splits = "
-                f"{train.envs_per_worker} / {splits} = {per_worker}) and an update's trajectories (batch_size / "
-                f"rollout = {train.batch_size} / {train.rollout} = {per_update}) must divide one another; e.g. "
-                f"-t envs_per_worker={max(fits) * splits}, or leave batched sampling off"))
+    if train.sampling == BATCHED and any(key in sf for key in BATCHED_SETS):
+        problems.append(("train", "train.sampling=batched sets sample-factory's batched_sampling and "
+                                  "num_envs_per_worker itself; leave them out of sf_args (train.envs_per_worker "
+                                  "sets the envs each worker steps)"))
+    if sf.get("batched_sampling") or train.sampling == BATCHED:
+        problem = batched_sampling_problem(train.envs_per_worker, train.batch_size, train.rollout, sf)
+        if problem:
+            problems.append(("train", problem))
     return problems
 
 

@@ -72,7 +72,10 @@ FAMILY = EnvFamily(
     probe_module="llmexplore.envs.minihack.compat",
     tasks=_tasks(),
     # rewards are +1 at the goal: no scaling; episodes are short, so a shorter horizon than NetHack's
-    train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.99, reward_scale=1.0),
+    # batched sampling (agents/vector_env.py): `none`, 2 workers, 2 loaded cores, 1.16x the per-env path's
+    # steps/s and 647 against 708 CPU microseconds per step; resets are 89% of the adapter's time on
+    # multiroom-n2 and cost the same on both paths (tests/perf/bench_sampling.py, docs/GPU.md)
+    train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.99, reward_scale=1.0, sampling="batched"),
     # the NetHack family's small network (message trigrams, 9x9 crop, bottom-line stats) under its own name
     networks={"small": Network("minihack", "llmexplore.envs.nethack.network:NetHackEncoder",
                                      "NetHack's small encoder (message, bottom-line stats, 9x9 crop), sized for a CPU")},

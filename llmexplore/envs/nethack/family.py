@@ -72,7 +72,9 @@ FAMILY = EnvFamily(
     probe_module="nle",
     tasks=_tasks(),
     # Motif scales NetHack rewards by 0.1 (and clips at 10); sized for the 2-core reference machine
-    train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.999, reward_scale=0.1),
+    # batched sampling (agents/vector_env.py): `none`, 2 workers, 2 loaded cores, 1.24x the per-env path's
+    # steps/s and 373 against 454 CPU microseconds per step (tests/perf/bench_sampling.py, docs/GPU.md)
+    train_defaults=dict(envs_per_worker=32, batch_size=2048, gamma=0.999, reward_scale=0.1, sampling="batched"),
     networks={
         "small": Network("nethack", "llmexplore.envs.nethack.network:NetHackEncoder",
                          "message, bottom-line stats and a 9x9 crop around the hero, sized for a CPU"),
