@@ -1,7 +1,7 @@
 """What sample-factory 2.1.1 needs to run on today's packages, in one place.
 
 sample-factory has had no release since 2023 and pins numpy < 2 and huggingface-hub < 1; llmexplore
-installs it without those pins (docs/INSTALL.md). Two of its lines then break, and each is mended
+installs it without those pins (docs/INSTALL.md). Three of its lines then break, and each is mended
 here, only where the installed packages break it:
 
 - numpy >= 2.4 refuses to put a shape-(1,) array into one element of an array, which
@@ -9,6 +9,10 @@ here, only where the installed packages break it:
   a parallel run's rollout workers die before the first batch.
 - huggingface-hub >= 1.0 removed ``Repository``, which sample-factory's Hub download (``enjoy`` with
   ``--hf_repository``) imports; a stand-in downloads the same snapshot with ``snapshot_download``.
+- gymnasium >= 1.0 no longer forwards attribute reads through a ``Wrapper``, and sample-factory asks
+  for a vectorized env's ``num_agents`` through its own ``BatchedListToDictWrapper``: the batched
+  sampling path (``train.sampling=batched``) then sizes its buffers for one agent and its rollout
+  workers die on the first step. ``get_multiagent_info`` is mended to read through the wrappers.
 
 Each mend is applied in this process by ``apply_all`` (``check_sample_factory`` calls it at the start
 of every run) and, through the context that sample-factory hands to every process it spawns
@@ -116,6 +120,55 @@ def _load_from_hf() -> Callable[..., Any]:
     return importlib.import_module("sample_factory.huggingface.huggingface_utils").load_from_hf
 
 
+# -- gymnasium >= 1.0: no attribute forwarding through wrappers ------------------------------------
+def _gymnasium_major() -> int:
+    import gymnasium
+
+    return int(gymnasium.__version__.split(".")[0])
+
+
+def _original_multiagent_info() -> Callable[..., Any]:
+    from sample_factory.algo.utils import make_env
+
+    function = make_env.get_multiagent_info
+    return getattr(function, "llmexplore_replaces", function)
+
+
+def _wrapped_attribute(env: Any, name: str) -> Any:
+    """``env``'s attribute ``name``, or the first one found down its ``.env`` chain (gymnasium < 1.0 read
+    through wrappers itself); None when none has it."""
+    seen = 0
+    while env is not None and seen < 64:  # a wrapper chain, bounded against a cycle
+        if name in vars(env) or hasattr(type(env), name):
+            return getattr(env, name)
+        env, seen = getattr(env, "env", None) if "env" in vars(env) else None, seen + 1
+    return None
+
+
+def get_multiagent_info(env: Any) -> tuple[bool, int]:
+    """sample-factory's ``get_multiagent_info`` reading ``num_agents`` and ``is_multiagent`` through the
+    wrappers around the env, as it did on gymnasium < 1.0."""
+    num_agents = _wrapped_attribute(env, "num_agents")
+    num_agents = 1 if num_agents is None else num_agents
+    is_multiagent = _wrapped_attribute(env, "is_multiagent")
+    is_multiagent = num_agents > 1 if is_multiagent is None else is_multiagent
+    assert is_multiagent or num_agents == 1, f"Invalid configuration: {is_multiagent=} and {num_agents=}"
+    return is_multiagent, num_agents
+
+
+def _apply_wrapper_fix() -> None:
+    from sample_factory.algo.utils import make_env
+
+    get_multiagent_info.llmexplore_replaces = _original_multiagent_info()  # type: ignore[attr-defined]
+    make_env.get_multiagent_info = get_multiagent_info
+
+
+def _wrapper_fix_applied() -> bool:
+    from sample_factory.algo.utils import make_env
+
+    return make_env.get_multiagent_info is get_multiagent_info
+
+
 # -- the list -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Mend:
@@ -142,6 +195,10 @@ MENDS: tuple[Mend, ...] = (
     Mend("huggingface_hub.Repository",
          "huggingface-hub >= 1.0 removed it; sample-factory's Hub download imports it",
          _hub_lacks_repository, _apply_hub_fix, _hub_fix_applied, _load_from_hf, "3315b0fb44189edf"),
+    Mend("make_env.get_multiagent_info",
+         "gymnasium >= 1.0 reads no attribute through a wrapper: batched sampling sizes its buffers for one agent",
+         lambda: _gymnasium_major() >= 1, _apply_wrapper_fix, _wrapper_fix_applied, _original_multiagent_info,
+         "ed5dd30bc2304f7d"),
 )
 
 

@@ -114,3 +114,27 @@ def test_without_sample_factory_the_error_names_the_install_command():
     result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
     assert result.stdout.startswith("SampleFactoryMissing sample-factory, the RL engine"), result.stderr[-2000:]
     assert "pip install --no-deps sample-factory==2.1.1" in result.stdout
+
+
+def test_the_wrapper_mend_reads_a_vector_envs_agents_through_sample_factorys_own_wrapper():
+    """The batched path's vector env is wrapped by sample-factory's ``BatchedListToDictWrapper``;
+    gymnasium >= 1.0 reads no attribute through a wrapper, so sample-factory's own lookup saw one agent
+    and sized its buffers for one (rollout workers died on the first step)."""
+    import gymnasium as gym
+    from sample_factory.algo.utils import make_env
+
+    class FourAgents(gym.Env):
+        is_multiagent = True
+        observation_space = gym.spaces.Dict({"x": gym.spaces.Box(0, 1, (2,))})
+        action_space = gym.spaces.Discrete(3)
+
+        def __init__(self):
+            self.num_agents = 4
+
+    wrapped = make_env.BatchedListToDictWrapper(FourAgents())
+    assert sf_compat.get_multiagent_info(wrapped) == (True, 4)
+    assert sf_compat.get_multiagent_info(make_env.BatchedMultiAgentWrapper(FourAgents())) == (True, 1)
+    sf_compat.apply_all()
+    assert make_env.BatchedVecEnv(FourAgents()).num_agents == 4
+    mend = next(m for m in sf_compat.MENDS if m.name == "make_env.get_multiagent_info")
+    assert mend.needed() == (int(gym.__version__.split(".")[0]) >= 1)
