@@ -214,14 +214,9 @@ class OniClassificationMethod(IntrinsicReward):
         super().check_run(run)
         helpful_question(run.options, run.lm.prompts, run.task, cls.name)  # type: ignore[arg-type]
 
-    @classmethod
-    def needed_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:
-        return needed_message_keys(task)
-
-    @classmethod
-    def wrap_env(cls, env: gym.Env, options: OniOptions, context: MethodContext) -> gym.Env:
-        """The family's message, counted within its episode (N_ep)."""
-        return counted_messages(env, context, cls.name)
+    # the same keys and counted messages as retrieval (classmethods: ``cls`` is this class)
+    needed_keys = OniRetrieval.__dict__["needed_keys"]
+    wrap_env = OniRetrieval.__dict__["wrap_env"]
 
     @property
     def schedule(self) -> TrainingSchedule:
@@ -332,14 +327,8 @@ class OniRanking(IntrinsicReward):
         super().check_run(run)
         cls.preference_question(run.options, run.lm.prompts, run.task)  # type: ignore[arg-type]
 
-    @classmethod
-    def needed_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:
-        return needed_message_keys(task)
-
-    @classmethod
-    def wrap_env(cls, env: gym.Env, options: OniOptions, context: MethodContext) -> gym.Env:
-        """The family's message, counted within its episode (N_ep)."""
-        return counted_messages(env, context, cls.name)
+    needed_keys = OniRetrieval.__dict__["needed_keys"]  # the same keys and counted messages as retrieval
+    wrap_env = OniRetrieval.__dict__["wrap_env"]
 
     schedule = OniClassificationMethod.schedule
     trainer = OniClassificationMethod.trainer
