@@ -98,6 +98,15 @@ def counted_messages(env: gym.Env, context: MethodContext, method: str) -> gym.E
     return EpisodicMessageCount(message_text.with_message(env, context.task, method))
 
 
+def merge_labels_and_ask(method: Any, batch: RewardBatch) -> None:
+    """The label half of retrieval's and classification's ``update``: store the labels that arrived in the
+    method's table (``method.receive``), then ask the LM about the batch's captions that have none (the
+    captions ``reward`` carried over, or read again for a batch it never saw)."""
+    captions: CaptionBatch = method.carried(batch) or read_captions(method.name, method.vocab, batch)
+    method.receive(method.labeler.poll())
+    method.labeler.submit(method.table.unlabelled_captions(method.vocab, captions.distinct))
+
+
 @register_method
 class OniRetrieval(IntrinsicReward):
     name = "oni-retrieval"
@@ -149,9 +158,7 @@ class OniRetrieval(IntrinsicReward):
     def update(self, batch: RewardBatch) -> dict[str, float]:
         """Merge the labels that arrived, then ask for the batch's captions that have none."""
         started = time.perf_counter()
-        captions: CaptionBatch = self.carried(batch) or read_captions(self.name, self.vocab, batch)
-        self.receive(self.labeler.poll())
-        self.labeler.submit(self.table.unlabelled_captions(self.vocab, captions.distinct))
+        merge_labels_and_ask(self, batch)
         self.counters.updated(started)
         return {}
 
@@ -245,9 +252,7 @@ class OniClassificationMethod(IntrinsicReward):
     def update(self, batch: RewardBatch) -> dict[str, float]:
         """Merge the labels that arrived, ask for the batch's unlabelled captions, train on the schedule."""
         started = time.perf_counter()
-        captions: CaptionBatch = self.carried(batch) or read_captions(self.name, self.vocab, batch)
-        self.receive(self.labeler.poll())
-        self.labeler.submit(self.table.unlabelled_captions(self.vocab, captions.distinct))
+        merge_labels_and_ask(self, batch)
         self.training.run_due()
         self.counters.updated(started)
         return {}
