@@ -33,12 +33,6 @@ def housekeep_root() -> Path:
     return data_path("housekeep")
 
 
-
-def housekeep_root() -> Path:
-    """The Housekeep data folder, or a DataError that says where the data comes from."""
-    return data_path("housekeep")
-
-
 # -- annotations -----------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Annotations:
