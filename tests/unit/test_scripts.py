@@ -28,14 +28,22 @@ def _set_up_venv(tmp_path: Path, stamp: str | None) -> Path:
     return venv
 
 
-def _run(script: str, venv: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "LLMEXPLORE_VENV": str(venv), "PYTHON": sys.executable}
+def _run(script: str, venv: Path, *args: str, constraints: str | None = None) -> subprocess.CompletedProcess:
+    """Runs a script with the caller's environment, less a constraints file the caller's own set-up used
+    (CI sets LLMEXPLORE_CONSTRAINTS for the suite), so that the stamp the script expects is the one given."""
+    env = {k: v for k, v in os.environ.items() if k != "LLMEXPLORE_CONSTRAINTS"}
+    env.update({"LLMEXPLORE_VENV": str(venv), "PYTHON": sys.executable})
+    if constraints is not None:
+        env["LLMEXPLORE_CONSTRAINTS"] = constraints
     return subprocess.run([str(REPO / "scripts" / script), *args], capture_output=True, text=True, env=env,
                           timeout=300, cwd=REPO)
 
 
-def _current_stamp() -> str:
-    return f"{platform.python_version()} {hashlib.sha256((REPO / 'pyproject.toml').read_bytes()).hexdigest()}"
+def _current_stamp(constraints: str | None = None) -> str:
+    stamp = f"{platform.python_version()} {hashlib.sha256((REPO / 'pyproject.toml').read_bytes()).hexdigest()}"
+    if constraints is not None:
+        stamp += " " + hashlib.sha256((REPO / constraints).read_bytes()).hexdigest()
+    return stamp
 
 
 def test_setup_skips_pip_when_the_venv_was_installed_from_this_pyproject(tmp_path):
@@ -43,6 +51,16 @@ def test_setup_skips_pip_when_the_venv_was_installed_from_this_pyproject(tmp_pat
     assert result.returncode == 0, result.stderr
     assert "is up to date with pyproject.toml (pip skipped" in result.stdout
     assert "pip" not in result.stderr
+
+
+def test_setup_with_a_constraints_file_skips_pip_only_for_a_venv_installed_with_that_file(tmp_path):
+    constraints = "scripts/previous_stack_constraints.txt"
+    same = _run("setup.sh", _set_up_venv(tmp_path / "same", _current_stamp(constraints)), constraints=constraints)
+    assert same.returncode == 0, same.stderr
+    assert "pip skipped" in same.stdout
+    # a venv installed without the constraints is not up to date with them: setup reinstalls (refused here)
+    other = _run("setup.sh", _set_up_venv(tmp_path / "other", _current_stamp()), constraints=constraints)
+    assert other.returncode == 97 and "pip refused here" in other.stderr
 
 
 def test_the_test_script_prints_its_estimate_and_the_fast_subset_and_runs_named_paths_alone(tmp_path):
