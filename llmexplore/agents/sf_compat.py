@@ -99,8 +99,13 @@ class HubRepository:
 
 
 def _hub_lacks_repository() -> bool:
-    import huggingface_hub
-
+    """Needed only where huggingface_hub is installed without ``Repository``: training never imports the hub
+    (only sample-factory's enjoy/push paths do), so a machine without it, such as an offline GPU machine given
+    only what training needs, trains as it is."""
+    try:
+        import huggingface_hub
+    except ImportError:
+        return False
     return not hasattr(huggingface_hub, "Repository") or huggingface_hub.Repository is HubRepository
 
 

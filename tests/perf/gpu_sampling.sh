@@ -33,8 +33,10 @@ bench() {  # name, then bench arguments; ONLY="small-64 crafter-32" runs those a
   { echo; echo "## $name: $*"; cat "$OUT/$name/bench.md"; } >> "$OUT/summary.md"
 }
 
+# the two targets first (published and small network), then Crafter, then the larger envs per worker,
+# so that a stay cut short keeps the figures that matter most (summary.md grows after each bench)
 bench published-64 --preset published -t envs_per_worker=64
-bench published-128 --preset published -t envs_per_worker=128
 bench small-64 --preset published -t network=small -t rnn_size=256 -t envs_per_worker=64
 bench crafter-32 --task crafter:reward-free -t envs_per_worker=32 -t batch_size=4096
+bench published-128 --preset published -t envs_per_worker=128
 cat "$OUT/summary.md"

@@ -138,3 +138,22 @@ def test_the_wrapper_mend_reads_a_vector_envs_agents_through_sample_factorys_own
     assert make_env.BatchedVecEnv(FourAgents()).num_agents == 4
     mend = next(m for m in sf_compat.MENDS if m.name == "make_env.get_multiagent_info")
     assert mend.needed() == (int(gym.__version__.split(".")[0]) >= 1)
+
+
+def test_without_huggingface_hub_the_hub_mend_is_not_needed_and_training_checks_pass(monkeypatch):
+    """An offline GPU machine may carry only what training needs; sample-factory's training never imports the
+    hub, so its absence must not stop a run (the rehearsal of tests/perf/gpu_sampling.sh found it did)."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_hub(name, *args, **kwargs):
+        if name == "huggingface_hub" or name.startswith("huggingface_hub."):
+            raise ImportError("No module named 'huggingface_hub'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_hub)
+    hub_mend = next(mend for mend in sf_compat.MENDS if mend.name == "huggingface_hub.Repository")
+    assert hub_mend.needed() is False
+    assert "huggingface_hub.Repository" not in sf_compat.apply_all()
+    assert not any(line.startswith("huggingface_hub") for line in sf_compat.problems())
