@@ -29,7 +29,6 @@ from nle import nethack
 from sample_factory.model.encoder import Encoder
 from torch import nn
 
-from llmexplore.networks.distinct_rows import once_per_distinct_row
 from llmexplore.networks.encoders import ConditioningBranch
 
 EMBEDDING = 128  # encoder_embedding_dim
@@ -75,11 +74,7 @@ class MessageCNN(nn.Module):
         self.out_size = 2 * h
 
     def forward(self, message: torch.Tensor) -> torch.Tensor:
-        """[B, 256] message bytes -> [B, 128] float features; zero bytes embed to zeros. Each distinct message
-        of the batch is computed once (``once_per_distinct_row``: the same outputs, a fraction of the time)."""
-        return once_per_distinct_row(self._features, message)
-
-    def _features(self, message: torch.Tensor) -> torch.Tensor:
+        """[B, 256] message bytes -> [B, 128] float features; zero bytes embed to zeros."""
         return self.net(self.chars(message.long()).transpose(1, 2))
 
 
