@@ -71,7 +71,9 @@ VERSIONS: tuple[OracleVersion, ...] = (
                   "of steps, since under NetHack's goals no message of KeyRoom or MultiRoom is extremely helpful "
                   "(results/minihack/README.md, docs/minihack.md). Crafter: none, new rules for a family Motif and "
                   "ONI had not run on, written from Crafter's published achievement structure before any result "
-                  "(issue 48; docs/MOTIF.md, docs/ONI.md)"),
+                  "(issue 48; docs/MOTIF.md, docs/ONI.md)",
+                  # frozen when the first committed cells judged by it ran: Crafter 1M's ONI and Motif rows
+                  frozen_digest="d107bece884e976875b257710531e95d758ed6cb837acffbfd3d7ca8d254308e"),
 )
 
 
