@@ -358,7 +358,10 @@ FAKE_CELL = textwrap.dedent("""
     from llmexplore.benchmarks.grids.runners.launch import honour_parent_death, stop_on_sigterm
     run_dir = Path(sys.argv[1])
     stop_on_sigterm(); honour_parent_death()
-    (run_dir / "started").write_text(f"{os.getpid()} {os.getppid()}")
+    # written whole, then renamed into place: a test that sees the file reads both numbers (CI-like load once
+    # showed it empty between write_text's open and its write)
+    (run_dir / "started.part").write_text(f"{os.getpid()} {os.getppid()}")
+    os.replace(run_dir / "started.part", run_dir / "started")
     try:
         time.sleep(float(sys.argv[2]))
     except KeyboardInterrupt:
