@@ -148,6 +148,10 @@ class EnvFamily:
     #: package): records stating two versions of one are never ranked in one table (a new release can
     #: change the game)
     game_version_keys: tuple[str, ...] = ()
+    #: game version key -> the version a record that does not state it was made with (records stopped omitting
+    #: it at one commit, and every commit before required this version), so that such a record is never ranked
+    #: beside a record of another version
+    game_versions_unrecorded: Mapping[str, str] = field(default_factory=dict)
     #: None: the visualiser shows the adapter's caption as text
     screen: ScreenFactory | None = None
     #: names in ``llmexplore.data.catalog`` (or "balrog", shipped) the family's tasks or metrics read

@@ -28,7 +28,7 @@ def _copy(tmp_path: Path, method: str, seed: int, **environment: str) -> Path:
 def test_two_nle_versions_in_one_table_are_refused_naming_the_records(tmp_path):
     old = _copy(tmp_path, "none", 0, nle="1.0.0")
     new = _copy(tmp_path, "none", 1, nle="1.3.0")
-    _copy(tmp_path, "rnd", 0)  # a record that does not say its version is taken as it is
+    _copy(tmp_path, "rnd", 0)  # a record that does not say its version: 1.0.0, that of its time (below)
     with pytest.raises(DataError) as caught:
         build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)
     message = str(caught.value)
@@ -69,3 +69,18 @@ def test_one_row_trained_on_both_sampling_paths_is_refused(tmp_path):
     _with_sampling(rnd_seed1, "per-env")
     with pytest.raises(DataError, match="rnd on nethack:score mixes 2 versions of train.sampling"):
         build_leaderboard(tmp_path / "runs", tmp_path / "board2", reps=50)
+
+
+def test_a_record_that_does_not_state_nle_counts_as_the_1_0_0_every_commit_of_its_time_required(tmp_path):
+    """The committed NetHack records (schema 3) name no NLE version: they were made while llmexplore required
+    nle==1.0.0, so they share a table with NLE 1.0.0 records and never with an NLE 1.3.0 one."""
+    committed = _copy(tmp_path, "rnd", 0)
+    assert "nle" not in json.loads((committed / "run.json").read_text())["environment"]
+    _copy(tmp_path, "none", 0, nle="1.0.0")
+    assert build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)["markdown"].exists()
+    newer = _copy(tmp_path, "none", 1, nle="1.3.0")
+    with pytest.raises(DataError) as caught:
+        build_leaderboard(tmp_path / "runs", tmp_path / "board2", reps=50)
+    message = str(caught.value)
+    assert "nethack:score mixes 2 versions of nle" in message and str(newer) in message
+    assert f"{committed} (not recorded: made when llmexplore required nle 1.0.0)" in message

@@ -4,9 +4,10 @@ Why: a new release of a game's simulator (NLE, say) can change the game itself (
 messages, speed of play), so scores from two versions are two benchmarks; each family names the record
 keys that carry its game's versions (``EnvFamily.game_version_keys``). Likewise a row judged by the
 embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``), and one sampling
-path (``train.sampling``; a record made before the option ran per-env). Records that do
-not say a version (written before it was recorded) are taken as they are; two versions a table's records
-do state are refused, naming the records of each.
+path (``train.sampling``; a record made before the option ran per-env). A record that does not state a game's
+version (written before versions were recorded) counts as the version every commit of that time required
+(``EnvFamily.game_versions_unrecorded``: NLE 1.0.0 for NetHack and MiniHack), and is named as such; where a
+family declares none, it is taken as it is. Two versions in one table are refused, naming the records of each.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ def version_conflicts(runs: Iterable[Run]) -> list[str]:
     by_row: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         environment, spec = run.record.environment, run.record.spec
-        for key in _game_keys(spec.task):
-            if environment.get(key) is not None:
-                by_task[(spec.task, key)][str(environment[key])].append(str(run.path))
+        for key, (version, stated) in _game_versions(spec.task, environment).items():
+            by_task[(spec.task, key)][version].append(str(run.path) if stated else f"{run.path} (not recorded: "
+                                                      f"made when llmexplore required {key} {version})")
         row = f"{spec.label or spec.method} on {spec.task}"
         if environment.get(ORACLE_KEY) is not None:
             by_row[(row, ORACLE_KEY)][str(environment[ORACLE_KEY])].append(str(run.path))
@@ -47,16 +48,24 @@ def version_conflicts(runs: Iterable[Run]) -> list[str]:
     return problems
 
 
-def _game_keys(task: str) -> tuple[str, ...]:
-    """The record keys naming versions of the task's game (``EnvFamily.game_version_keys``); none for a task
-    this llmexplore does not know."""
+def _game_versions(task: str, environment: dict) -> dict[str, tuple[str, bool]]:
+    """Game version key -> (version, whether the record states it) for the task's game
+    (``EnvFamily.game_version_keys``), a key the record omits taking the family's
+    ``game_versions_unrecorded``; empty for a task this llmexplore does not know."""
     from llmexplore.envs.registry import get_family, get_task
     from llmexplore.errors import UserError
 
     try:
-        return get_family(get_task(task).family).game_version_keys
+        family = get_family(get_task(task).family)
     except UserError:
-        return ()
+        return {}
+    versions = {}
+    for key in family.game_version_keys:
+        if environment.get(key) is not None:
+            versions[key] = (str(environment[key]), True)
+        elif key in family.game_versions_unrecorded:
+            versions[key] = (family.game_versions_unrecorded[key], False)
+    return versions
 
 
 def refuse_mixed_versions(runs: Iterable[Run]) -> None:

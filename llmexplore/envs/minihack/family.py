@@ -89,6 +89,8 @@ FAMILY = EnvFamily(
     # loaded 2-core machine (tests/perf/bench_minihack.py)
     reference_steps_per_second=850,
     game_version_keys=("nle", "minihack"),
+    # records name both from 04275e1 on; every commit before it required nle==1.0.0 and minihack==1.0.2
+    game_versions_unrecorded={"nle": "1.0.0", "minihack": "1.0.2"},
     screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
     # MiniHack's own goal of NetHack's two message questions (its sentence in each kind's goals.yaml); every
     # other goal is answered by NetHack's rules

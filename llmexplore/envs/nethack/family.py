@@ -101,6 +101,8 @@ FAMILY = EnvFamily(
     screen=ScreenFactory("llmexplore.envs.nethack.screen:TerminalScreen"),
     data_sources=("balrog",),
     game_version_keys=("nle",),
+    # records name NLE's version from 04275e1 on; every commit before it required nle==1.0.0
+    game_versions_unrecorded={"nle": "1.0.0"},
     oracle_answers={"motif_preference": "llmexplore.envs.nethack.oracle:motif_answer",
                     "oni_classification": "llmexplore.envs.nethack.oracle:oni_answer",
                     # MaestroMotif's skill code: reference functions kept beside the method
