@@ -56,6 +56,11 @@ class RNDOptions(NoveltyOptions):
     language_normalize: Literal["per_term", "sum"] = Field(
         "per_term", description="with language=true, divide each term by its own running std (per_term) or "
                                 "the weighted sum of the raw errors by the sum's running std (sum, ELLM's)")
+    error_normalize: Literal["auto", "own_std", "none"] = Field(
+        "auto", description="divide the prediction error by its own running std: auto = with one reward stream "
+                            "(the bonus needs a scale of its own) and with language=true, not with two streams, "
+                            "where the running std of the intrinsic return is the one division (as published); "
+                            "own_std = always (the suite's two-stream form before this option); none = never")
 
 
 @register_method
@@ -85,6 +90,8 @@ class RND(IntrinsicReward):
         self.optimizer = torch.optim.Adam(self.predictor.parameters(), lr=options.lr)
         self.obs_stats = {k: RunningMeanStd(self._stat_shape(spaces[k])).to(self.device) for k in self.keys}
         self.error_stats = RunningMeanStd(()).to(self.device)
+        #: whether ``reward`` divides the error by ``error_stats``' std (``error_normalize``)
+        self.divides_error = _divides_error(options, context)
         self._last_loss = float("nan")
         #: the same method on the caption embedding alone (``language=true``), else None
         self.language = self._language_twin(options, context, obs_space)
@@ -104,6 +111,8 @@ class RND(IntrinsicReward):
             raise ConfigError(f"observations lack '{CAPTION_EMBEDDING_KEY}': the env was not wrapped by "
                               f"{self.name}.wrap_env with language=true")
         twin = options.model_copy(update={"language": False, "keys": (CAPTION_EMBEDDING_KEY,)})
+        if isinstance(twin, RNDOptions) and twin.error_normalize == "auto":
+            twin = twin.model_copy(update={"error_normalize": "own_std"})  # per_term: each term on its own scale
         return type(self)(twin, context, obs_space)
 
     @classmethod
@@ -159,12 +168,16 @@ class RND(IntrinsicReward):
 
     @no_grad
     def reward(self, batch: RewardBatch) -> torch.Tensor:
-        """Predictor error at s' over its running std, [N, T] float32; with ``language=true``, plus
-        ``language_weight`` times the caption twin's reward, or with ``language_normalize=sum`` the raw
-        error plus ``language_weight`` times the twin's, over that sum's running std. Changes no state."""
+        """Predictor error at s' over its running std (``error_normalize``: with one stream; with two the raw
+        error, which the learner divides by the intrinsic return's running std), [N, T] float32; with
+        ``language=true``, plus ``language_weight`` times the caption twin's reward, or with
+        ``language_normalize=sum`` the raw error plus ``language_weight`` times the twin's, over that sum's
+        running std. Changes no state."""
         if self.sum_stats is not None:
             return self._weighted_sum(batch) / self.sum_stats.std.float()
-        own = self.prediction_error(batch) / self.error_stats.std.float()
+        own = self.prediction_error(batch)
+        if self.divides_error:
+            own = own / self.error_stats.std.float()
         if self.language is None:
             return own
         return own + self.options.language_weight * self.language.reward(batch)
@@ -234,3 +247,13 @@ class RND(IntrinsicReward):
             self.language.load_state_dict(state["language"])
         if self.sum_stats is not None and "language_sum_stats" in state:
             self.sum_stats.load_state_dict(state["language_sum_stats"])
+
+
+def _divides_error(options: NoveltyOptions, context: MethodContext) -> bool:
+    """``error_normalize`` resolved for this run: ``auto`` divides unless the run trains two reward streams
+    without the caption term (Burda et al. divide the error once, by the intrinsic return's running std)."""
+    mode = getattr(options, "error_normalize", "own_std")
+    if mode != "auto":
+        return mode == "own_std"
+    train = getattr(context.run, "train", None)
+    return options.language or getattr(train, "reward_streams", 1) != 2
