@@ -6,28 +6,15 @@
 # environment (empty HOME, LLMEXPLORE_* unset), and time the set-up and the runs. The set-up uses the
 # caller's pip cache, as a user's would.
 #
-# The interpreter: PYTHON_FOR_CHECK if set, else a `python3.13` (FRESH_CLONE_PYTHON_VERSION) on PATH that
-# runs, else the newest such version under pyenv's versions folder. Without one the check says so in one
-# line and passes.
+# The interpreter: what scripts/find_python.sh finds for FRESH_CLONE_PYTHON_VERSION (PYTHON_FOR_CHECK if set,
+# else a `python3.13` on PATH that runs, else the newest such version under pyenv's versions folder). Without
+# one the check says so in one line and passes.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 STEPS=${FRESH_CLONE_STEPS:-4096}
 WANTED=${FRESH_CLONE_PYTHON_VERSION:-3.13}
 
-find_python() {
-    local candidate
-    for candidate in ${PYTHON_FOR_CHECK:-} "python$WANTED" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$WANTED".*/bin/python3; do
-        [ -n "$candidate" ] || continue
-        if "$candidate" -c "import sys; sys.exit(0 if '%d.%d' % sys.version_info[:2] == '$WANTED' else 1)" \
-                2>/dev/null; then
-            command -v "$candidate" || echo "$candidate"
-            return 0
-        fi
-    done
-    return 1
-}
-
-if ! PY=$(find_python | tail -n 1); then
+if ! PY=$("$REPO/scripts/find_python.sh" "$WANTED"); then
     echo "python $WANTED check: skipped, no Python $WANTED on this machine (set PYTHON_FOR_CHECK to one)"
     exit 0
 fi
