@@ -24,6 +24,13 @@ if [ -n "$CONSTRAINTS" ] && [ ! -f "$CONSTRAINTS" ]; then
     exit 2
 fi
 
+# PYTHON=python3.13 where that name is a pyenv shim of a version installed but not selected: it does not run,
+# and the interpreter under pyenv's versions folder is what was meant
+if ! "$PYTHON" -c '' 2>/dev/null && [[ $PYTHON =~ ^python([0-9]+\.[0-9]+)$ ]] \
+        && found=$(scripts/find_python.sh "${BASH_REMATCH[1]}"); then
+    echo "setup: $PYTHON does not run here (a pyenv shim of a version not selected?); using $found"
+    PYTHON=$found
+fi
 # older than 3.10 lacks syntax llmexplore uses; 3.14 lacks wheels of nle and torch: refuse at once
 if ! "$PYTHON" -c 'import sys; sys.exit(0 if (3, 10) <= sys.version_info[:2] <= (3, 13) else 1)' 2>/dev/null; then
     found=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo "none at '$PYTHON'")

@@ -71,3 +71,26 @@ def test_the_test_script_prints_its_estimate_and_the_fast_subset_and_runs_named_
     assert 'scripts/test.sh -m "not slow"' in result.stdout
     collected = [line for line in result.stdout.splitlines() if "::" in line]
     assert collected and all(line.startswith("tests/unit/test_budget.py::") for line in collected)
+
+
+def test_setup_takes_pyenvs_interpreter_when_the_named_one_is_a_shim_that_does_not_run(tmp_path):
+    """README: `PYTHON=python3.13 scripts/setup.sh`. Where python3.13 is a pyenv shim of a version installed
+    but not selected, it fails; setup uses the interpreter under pyenv's versions folder instead."""
+    wanted = "%d.%d" % sys.version_info[:2]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / f"python{wanted}"
+    shim.write_text("#!/bin/sh\necho 'pyenv: command not found' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    installed = tmp_path / "pyenv" / "versions" / f"{wanted}.9" / "bin"
+    installed.mkdir(parents=True)
+    (installed / "python3").symlink_to(sys.executable)
+    venv = _set_up_venv(tmp_path, _current_stamp())
+    env = {k: v for k, v in os.environ.items() if k != "LLMEXPLORE_CONSTRAINTS"}
+    env.update({"LLMEXPLORE_VENV": str(venv), "PYTHON": f"python{wanted}", "PYENV_ROOT": str(tmp_path / "pyenv"),
+                "PATH": f"{bin_dir}:{env['PATH']}"})
+    result = subprocess.run([str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, env=env,
+                            timeout=300, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert f"python{wanted} does not run here" in result.stdout and str(installed / "python3") in result.stdout
+    assert "pip skipped" in result.stdout
