@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.pyenv_layout import unselected_pyenv_python
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -76,15 +78,7 @@ def test_the_test_script_prints_its_estimate_and_the_fast_subset_and_runs_named_
 def test_setup_takes_pyenvs_interpreter_when_the_named_one_is_a_shim_that_does_not_run(tmp_path):
     """README: `PYTHON=python3.13 scripts/setup.sh`. Where python3.13 is a pyenv shim of a version installed
     but not selected, it fails; setup uses the interpreter under pyenv's versions folder instead."""
-    wanted = "%d.%d" % sys.version_info[:2]
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / f"python{wanted}"
-    shim.write_text("#!/bin/sh\necho 'pyenv: command not found' >&2\nexit 127\n")
-    shim.chmod(0o755)
-    installed = tmp_path / "pyenv" / "versions" / f"{wanted}.9" / "bin"
-    installed.mkdir(parents=True)
-    (installed / "python3").symlink_to(sys.executable)
+    wanted, bin_dir, installed = unselected_pyenv_python(tmp_path)
     venv = _set_up_venv(tmp_path, _current_stamp())
     env = {k: v for k, v in os.environ.items() if k != "LLMEXPLORE_CONSTRAINTS"}
     env.update({"LLMEXPLORE_VENV": str(venv), "PYTHON": f"python{wanted}", "PYENV_ROOT": str(tmp_path / "pyenv"),
@@ -92,5 +86,5 @@ def test_setup_takes_pyenvs_interpreter_when_the_named_one_is_a_shim_that_does_n
     result = subprocess.run([str(REPO / "scripts" / "setup.sh")], capture_output=True, text=True, env=env,
                             timeout=300, cwd=REPO)
     assert result.returncode == 0, result.stderr
-    assert f"python{wanted} does not run here" in result.stdout and str(installed / "python3") in result.stdout
+    assert f"python{wanted} does not run here" in result.stdout and str(installed) in result.stdout
     assert "pip skipped" in result.stdout

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.pyenv_layout import unselected_pyenv_python
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -82,20 +84,12 @@ def test_the_previous_stack_constraints_hold_nle_1_0_and_numpy_1():
 def test_find_python_skips_a_shim_that_does_not_run_and_takes_pyenvs_interpreter(tmp_path):
     """CI names Python 3.13 for the suite; on these machines `python3.13` on PATH is a pyenv shim that fails
     (3.13 is installed but not selected), so the interpreter under pyenv's versions folder is the one to use."""
-    wanted = "%d.%d" % sys.version_info[:2]
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / f"python{wanted}"
-    shim.write_text("#!/bin/sh\necho \"pyenv: python$0: command not found\" >&2\nexit 127\n")
-    shim.chmod(0o755)
-    installed = tmp_path / "pyenv" / "versions" / f"{wanted}.9" / "bin"
-    installed.mkdir(parents=True)
-    (installed / "python3").symlink_to(sys.executable)
+    wanted, bin_dir, installed = unselected_pyenv_python(tmp_path)
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "PYENV_ROOT": str(tmp_path / "pyenv")}
     found = subprocess.run([str(REPO / "scripts" / "find_python.sh"), wanted], capture_output=True, text=True,
                            timeout=30, env=env)
     assert found.returncode == 0, found.stderr
-    assert found.stdout.strip() == str(installed / "python3")
+    assert found.stdout.strip() == str(installed)
     missing = subprocess.run([str(REPO / "scripts" / "find_python.sh"), "3.99"], capture_output=True, text=True,
                              timeout=30, env=env)
     assert missing.returncode == 1 and missing.stdout == ""
