@@ -12,11 +12,13 @@ from llmexplore.methods import MethodContext, RewardBatch, get_method, parse_opt
 from llmexplore.methods.rnd import RNDOptions, _divides_error
 
 
-def _method(task_name: str):
+def _method(task_name: str = "nethack:score", streams: int | None = None, **options):
+    """RND as the learner builds it, in a run training ``streams`` reward streams (None: outside a run)."""
     task = get_task(task_name)
     space = make_adapter(task).observation_space()
     cls = get_method("rnd")
-    return cls(parse_options(cls, {}), MethodContext(task=task, seed=0, run_dir=Path(".")), space)
+    run = None if streams is None else SimpleNamespace(train=SimpleNamespace(reward_streams=streams))
+    return cls(parse_options(cls, options), MethodContext(task=task, seed=0, run_dir=Path("."), run=run), space)
 
 
 def _nethack_batch(seed: int) -> RewardBatch:
@@ -59,21 +61,12 @@ def test_state_round_trip():
     assert torch.allclose(a.reward(batch), b.reward(batch))
 
 
-def _method_in_run(streams: int | None, **options):
-    """RND as the learner builds it in a run training ``streams`` reward streams (None: outside a run)."""
-    task = get_task("nethack:score")
-    space = make_adapter(task).observation_space()
-    cls = get_method("rnd")
-    run = None if streams is None else SimpleNamespace(train=SimpleNamespace(reward_streams=streams))
-    return cls(parse_options(cls, options), MethodContext(task=task, seed=0, run_dir=Path("."), run=run), space)
-
-
 def test_with_two_streams_the_error_is_divided_once_by_the_return_std_as_published():
     """Burda et al. divide the squared error by the running std of the intrinsic return alone; with one stream
     the error needs a scale of its own and is divided by its running std, as before."""
     batch = _nethack_batch(0)
     for streams, divided in ((None, True), (1, True), (2, False)):
-        rnd = _method_in_run(streams)
+        rnd = _method(streams=streams)
         for _ in range(3):
             rnd.update(batch)
         std = rnd.error_stats.std.float()
@@ -81,8 +74,8 @@ def test_with_two_streams_the_error_is_divided_once_by_the_return_std_as_publish
         expected = rnd.prediction_error(batch) / (std if divided else 1)
         assert torch.allclose(rnd.reward(batch), expected), streams
     # the two explicit settings, whatever the streams
-    assert _method_in_run(2, error_normalize="own_std").divides_error
-    assert not _method_in_run(1, error_normalize="none").divides_error
+    assert _method(streams=2, error_normalize="own_std").divides_error
+    assert not _method(streams=1, error_normalize="none").divides_error
     # with the caption term each term keeps its own scale (per_term; the twin is built with own_std)
     context = SimpleNamespace(run=SimpleNamespace(train=SimpleNamespace(reward_streams=2)))
     assert _divides_error(RNDOptions(language=True), context)
