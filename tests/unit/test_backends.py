@@ -124,6 +124,9 @@ def test_local_cells_get_the_threads_their_suite_declares(tmp_path, monkeypatch)
     a declaration the machine's cores are split between the parallel cells."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         monkeypatch.delenv(var, raising=False)
+    from llmexplore.benchmarks.grids.runners import local
+
+    monkeypatch.setattr(local, "runs_on_this_machine", lambda: 0)  # nothing else trains here
     cores = len(os.sched_getaffinity(0))
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     declared = load_grid(grid_file(tmp_path / "a", """
@@ -480,6 +483,7 @@ def test_a_busy_machine_is_named_before_cells_get_several_threads_each(tmp_path,
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(local, "usable_cores", lambda: 4)
+    monkeypatch.setattr(local, "runs_on_this_machine", lambda: 0)
     open_cells = load_grid(grid_file(tmp_path, """
         name: g
         set: {method: none}
@@ -496,3 +500,50 @@ def test_a_busy_machine_is_named_before_cells_get_several_threads_each(tmp_path,
     assert local.busy_machine_warning(set_cells, jobs=1) is None
     monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.3, 0.3))
     assert local.busy_machine_warning(open_cells, jobs=1) is None
+
+
+def test_cells_split_the_cores_with_runs_other_grids_started(tmp_path, monkeypatch):
+    """Two grids started side by side on 2 cores each gave their cell 2 torch threads: 45-80 steps/s per
+    Crafter cell against about 700 with one thread each. A cell's share now counts every run training on
+    the machine as it starts, this grid's or not."""
+    from llmexplore.benchmarks.grids.runners import local
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(local, "usable_cores", lambda: 4)
+    monkeypatch.setattr(local, "runs_on_this_machine", lambda: 0)
+    assert local.thread_env(jobs=1)["OMP_NUM_THREADS"] == "4"
+    assert local.thread_env(jobs=2)["OMP_NUM_THREADS"] == "2"
+    monkeypatch.setattr(local, "runs_on_this_machine", lambda: 1)  # another grid's cell trains
+    assert local.thread_env(jobs=1)["OMP_NUM_THREADS"] == "2"
+    assert local.thread_env(jobs=1, cpus=3)["OMP_NUM_THREADS"] == "3"  # declared cpus win
+    monkeypatch.setattr(local, "runs_on_this_machine", lambda: 7)
+    assert local.thread_env(jobs=2)["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert local.thread_env(jobs=1)["OMP_NUM_THREADS"] == "2"  # the caller's setting is kept
+
+
+def test_runs_on_this_machine_are_told_by_their_command_line(tmp_path):
+    """Real processes: ``python -m llmexplore run --out DIR`` is keyed by its folder (its forked workers
+    repeat the command line and count once), ``llmexplore run`` without ``--out`` by its process group;
+    other commands of the package and other programs are not runs."""
+    from llmexplore.benchmarks.grids.runners import local
+
+    sleep = "import time; time.sleep(60)"
+    commands = {
+        "cell": [sys.executable, "-c", sleep, "llmexplore", "run", "--out", str(tmp_path / "a"), "--quiet"],
+        "worker of the cell": [sys.executable, "-c", sleep, "llmexplore", "run", "--out", str(tmp_path / "a")],
+        "by hand": [sys.executable, "-c", sleep, str(tmp_path / "bin" / "llmexplore"), "run", "--method", "none"],
+        "grid": [sys.executable, "-c", sleep, "llmexplore", "grid", "g.yaml", "--out", str(tmp_path / "b")],
+        "other": [sys.executable, "-c", sleep, "run", "--out", str(tmp_path / "c")],
+    }
+    processes = {name: subprocess.Popen(cmd, start_new_session=True) for name, cmd in commands.items()}
+    try:
+        keys = {name: local._run_key(p.pid) for name, p in processes.items()}
+    finally:
+        for p in processes.values():
+            p.kill()
+            p.wait()
+    assert keys["cell"] == keys["worker of the cell"] == str((tmp_path / "a").resolve())
+    assert keys["by hand"] == f"group {processes['by hand'].pid}"
+    assert keys["grid"] is None and keys["other"] is None
+    assert local._run_key(processes["cell"].pid) is None  # ended

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import ClassVar, Iterable
 
 from llmexplore.benchmarks.grids.grid_file import Cell, Grid
@@ -21,11 +22,44 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def _run_key(pid: int) -> str | None:
+    """The run a process trains when it is an ``llmexplore run`` (its ``--out`` folder, else its process
+    group: sample-factory's forked workers repeat their parent's command line), else None."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return None
+    names = [Path(a).name for a in args]
+    at = next((i for i, n in enumerate(names) if n == "llmexplore"), None)
+    if at is None or "run" not in args[at + 1:at + 2]:
+        return None
+    if "--out" in args[at + 2:-1]:
+        return str(Path(args[args.index("--out", at) + 1]).resolve())
+    try:
+        return f"group {os.getpgid(pid)}"
+    except OSError:
+        return None
+
+
+def runs_on_this_machine() -> int:
+    """How many ``llmexplore run`` processes train on this machine now, whoever started them (this grid's
+    cells, another grid's, a run by hand); 0 where /proc cannot be read."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0
+    keys = {_run_key(int(p.name)) for p in proc.iterdir() if p.name.isdigit()}
+    keys.discard(None)
+    return len(keys)
+
+
 def thread_env(jobs: int, cpus: int | None = None) -> dict[str, str]:
-    """Split the machine's cores between parallel cells: torch in every cell otherwise uses
-    all cores, and N cells then fight over them (measured: several times slower). A cell
-    whose suite declares ``resources.cpus`` gets that many threads, as on Ray and SLURM."""
-    threads = str(cpus if cpus is not None else max(1, usable_cores() // max(1, jobs)))
+    """Split the machine's cores between the cells that will train on it: torch in every cell otherwise
+    uses all cores, and N cells then fight over them (measured: several times slower). The split counts
+    this grid's parallel cells and every run already training on the machine (another grid's included),
+    whichever is more, as this cell starts. A cell whose suite declares ``resources.cpus`` gets that many
+    threads, as on Ray and SLURM."""
+    sharing = max(jobs, runs_on_this_machine() + 1)
+    threads = str(cpus if cpus is not None else max(1, usable_cores() // max(1, sharing)))
     env = os.environ.copy()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env.setdefault(var, threads)
@@ -38,11 +72,11 @@ BUSY_LOAD_SHARE = 0.5
 
 def busy_machine_warning(cells: Iterable[Cell], jobs: int) -> str | None:
     """A warning when cells are about to get several torch threads each on a machine that other work
-    already keeps busy. The split counts this grid's cells only; several threads per process spin
-    against every other process on the cores (measured on 2 cores with three grids at once: the
-    published Crafter update took 160 s with 2 threads per cell, 24 s with 1)."""
+    already keeps busy. The split counts llmexplore's runs only (``thread_env``); several threads per
+    process spin against every other process on the cores (measured on 2 cores with three grids at once:
+    the published Crafter update took 160 s with 2 threads per cell, 24 s with 1)."""
     cores = usable_cores()
-    threads = cores // max(1, jobs)
+    threads = cores // max(1, jobs, runs_on_this_machine() + 1)
     if threads <= 1 or "OMP_NUM_THREADS" in os.environ or not hasattr(os, "getloadavg"):
         return None  # one thread each already, or the user's OMP_NUM_THREADS decides (``thread_env``)
     if not any(c.run is not None and c.run.train.torch_threads is None and "cpus" not in c.resources.model_fields_set
