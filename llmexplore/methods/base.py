@@ -225,6 +225,13 @@ class IntrinsicReward(ABC):
         values = {name: getattr(options, name, None) for name in cls.artefact_options}
         return {name: str(value) for name, value in values.items() if value}
 
+    @classmethod
+    def artefact_origins(cls, options: MethodOptions) -> dict[str, dict[str, Any]]:
+        """What each artefact was made from, as the artefact itself records it (by artefact name), for the
+        run record: a reward model names the checkpoint that collected its pairs by sha256, so a row names
+        its whole lineage by content. Default: nothing recorded."""
+        return {}
+
     # -- actor side ------------------------------------------------------------------------
     @classmethod
     def env_keys(cls, task: TaskSpec, options: MethodOptions) -> tuple[str, ...]:

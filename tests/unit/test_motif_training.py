@@ -58,6 +58,17 @@ def test_training_reaches_high_held_out_accuracy(dataset, tmp_path):
     losses = [r["train_loss"] for r in rows]
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
     assert rows[-1]["val_loss"] < rows[0]["val_loss"]
+    # what the model was made from travels with it, and a Motif run's record names it (issue 53)
+    assert manifest["collection"]["task"] == "nethack:score" and manifest["collection"]["policy"] == {"kind": "random"}
+    assert manifest["labels_sha256"] and manifest["annotation"] == ORACLE_ANNOTATION
+    from llmexplore.benchmarks.run.artefacts import path_sha256, run_artefacts
+    from llmexplore.benchmarks.run.spec import RunSpec, resolve
+
+    run = resolve(RunSpec(method="motif", task="nethack:score", seed=0, steps=4096,
+                          method_options={"reward_model": str(out)}))
+    entry = run_artefacts(run)["reward_model"]
+    assert entry["sha256"] == path_sha256(out.resolve())
+    assert entry["made_from"] == {k: manifest[k] for k in ("annotation", "labels_sha256", "collection")}
     assert manifest["final"]["val_accuracy"] == rows[-1]["val_accuracy"]
     assert 0.0 <= rows[-1]["val_score_agreement"] <= 1.0
     for name in artifacts.REQUIRED_FILES + (artifacts.CONFIG_FILE, artifacts.METRICS_FILE):

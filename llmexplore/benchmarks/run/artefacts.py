@@ -28,11 +28,14 @@ def path_sha256(path: Path) -> str:
 
 
 def run_artefacts(run: ResolvedRun) -> dict[str, dict[str, Any]]:
-    """Each artefact of the run by name: its resolved path and sha256 (None when it cannot be read)."""
+    """Each artefact of the run by name: its resolved path and sha256 (None when it cannot be read), and what
+    it was made from where the artefact records that (``made_from``: a reward model's collecting checkpoint)."""
     from llmexplore.methods.registry import get_method, parse_options
 
     method = get_method(run.method)
-    paths = dict(method.artefacts(parse_options(method, run.method_options)))
+    options = parse_options(method, run.method_options)
+    paths = dict(method.artefacts(options))
+    origins = method.artefact_origins(options)
     if run.init_checkpoint:
         paths["parent_checkpoint"] = run.init_checkpoint
     out = {}
@@ -43,4 +46,6 @@ def run_artefacts(run: ResolvedRun) -> dict[str, dict[str, Any]]:
         except OSError:
             digest = None
         out[name] = {"path": str(path), "sha256": digest}
+        if origins.get(name):
+            out[name]["made_from"] = origins[name]
     return out

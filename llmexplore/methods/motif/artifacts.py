@@ -101,6 +101,18 @@ def save_reward_model(out: Path, model: MotifRewardModel, mean: float, var: floa
     return digest
 
 
+def reward_model_origin(path: str | Path) -> dict[str, Any]:
+    """What a reward-model folder says it was made from (its manifest's annotation, labels digest and the
+    pairs' collection record); {} when the manifest is unreadable or older than these keys."""
+    try:
+        manifest = json.loads((Path(path).expanduser() / MANIFEST_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(manifest, dict) or "collection" not in manifest:
+        return {}
+    return {k: manifest[k] for k in ("annotation", "labels_sha256", "collection") if k in manifest}
+
+
 @dataclass
 class LoadedRewardModel:
     model: MotifRewardModel

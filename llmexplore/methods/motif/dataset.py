@@ -86,17 +86,27 @@ class PairDataset:
         """(first, second) message texts of each given pair, in order."""
         return [(self.caption(i, 0), self.caption(i, 1)) for i in indices]
 
-    def collected_task(self) -> str | None:
-        """The task the pairs were collected in (``collection.json``); None for a dataset without one (the
-        published one: NetHack's). Its family says in which words the pairs are asked about."""
+    def collection_record(self) -> dict[str, Any] | None:
+        """How the pairs were collected (``collection.json``: task, seed, and the policy, a checkpoint by
+        sha256); None for a dataset without one (the published one)."""
         path = self.root / COLLECTION_FILE
         if not path.is_file():
             return None
         try:
-            task = json.loads(path.read_text()).get("task")
-        except (OSError, ValueError, AttributeError) as exc:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
             raise DataError(f"{path}: not a readable collection record ({exc})",
                             hint="restore it from a copy, or collect the dataset again") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{path}: not a readable collection record (a JSON object is expected)",
+                            hint="restore it from a copy, or collect the dataset again")
+        return record
+
+    def collected_task(self) -> str | None:
+        """The task the pairs were collected in (``collection.json``); None for a dataset without one (the
+        published one: NetHack's). Its family says in which words the pairs are asked about."""
+        task = (self.collection_record() or {}).get("task")
+        path = self.root / COLLECTION_FILE
         if task is not None and not isinstance(task, str):
             raise DataError(f"{path}: 'task' must be a task name, not {task!r}")
         return task

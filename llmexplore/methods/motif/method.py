@@ -40,7 +40,7 @@ from llmexplore.methods.base import (
 )
 from llmexplore.methods import message_text
 from llmexplore.methods.motif import questions  # noqa: F401  registers Motif's question kind with the LM layer
-from llmexplore.methods.motif.artifacts import check_reward_model_dir
+from llmexplore.methods.motif.artifacts import check_reward_model_dir, reward_model_origin
 from llmexplore.methods.registry import register_method
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,6 +76,13 @@ class Motif(IntrinsicReward):
         self.model_id = self.scorer.model_id
         # steps, distinct per batch summed, batches, cache hits, rewarded steps, seconds in reward()
         self._counters = np.zeros(6)
+
+    @classmethod
+    def artefact_origins(cls, options: MotifOptions) -> dict[str, dict[str, Any]]:
+        """The reward model's labels (annotation, digest) and its pairs' collection (task, seed, the
+        collecting policy: a checkpoint by sha256), from its manifest; {} for a model made before manifests
+        said so, or one that cannot be read (the run's own check names that)."""
+        return {"reward_model": origin} if (origin := reward_model_origin(options.reward_model)) else {}
 
     @property
     def eps(self) -> float:

@@ -96,6 +96,7 @@ class PreparedData:
     train: torch.Tensor  # indices into the K annotated pairs
     val: torch.Tensor
     fingerprint: dict[str, Any]
+    collection: dict[str, Any] | None = None  # the dataset's collection.json (not part of the fingerprint)
 
 
 def prepare_data(dataset: str | Path, annotation: str, options: RewardTrainingOptions) -> PreparedData:
@@ -141,6 +142,7 @@ def prepare_data(dataset: str | Path, annotation: str, options: RewardTrainingOp
         train=perm[:n_train],
         val=perm[n_train:],
         fingerprint=fingerprint,
+        collection=ds.collection_record(),
     )
 
 
@@ -257,7 +259,10 @@ def _train(dataset: str | Path, annotation: str, out: Path, options: RewardTrain
         raise DataError("the trained reward model gives every training message the same reward",
                         hint="check the labels, or train longer / with a larger --lr")
     last = rows[-1]
+    # what the model was made from: the labels by digest and the pairs' collection (its policy checkpoint by
+    # sha256), so a run's record can name them through the model (``Motif.artefact_origins``)
     summary = {"dataset": data.fingerprint["dataset"], "annotation": annotation,
+               "labels_sha256": data.fingerprint["labels_sha256"], "collection": data.collection,
                "final": {k: last[k] for k in ("val_loss", "val_accuracy", "val_score_agreement")}}
     artifacts.save_reward_model(out, model.cpu(), mean, var, count, n_unique, z_unique, summary)
     state_path.unlink(missing_ok=True)
