@@ -42,7 +42,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from llmexplore.benchmarks.run.cell import run_cell  # noqa: E402
 from llmexplore.benchmarks.evaluation.run_eval import evaluate  # noqa: E402
 from llmexplore.benchmarks.run.spec import RunSpec  # noqa: E402
-from llmexplore.benchmarks.results.statistics import iqm, mean_and_se  # noqa: E402
+from llmexplore.benchmarks.results.statistics import (  # noqa: E402
+    interval_meaning, interval_name, iqm, mean_and_se, probability_of_improvement,
+    probability_of_improvement_ci, stratified_bootstrap_ci,
+)
 from llmexplore.methods.motif.annotate import annotate_from_config  # noqa: E402
 from llmexplore.lm.config import LMConfig  # noqa: E402
 from llmexplore.methods.motif.artifacts import MANIFEST_FILE  # noqa: E402
@@ -101,6 +104,39 @@ def evaluation_stats(run_dir: Path, episodes: int, env_steps: int) -> list[dict]
 def mean_se(values: list[float]) -> str:
     mean, se = mean_and_se(values)
     return f"{mean:6.2f} ± {se:4.2f}"
+
+
+def leaderboard_view(results: dict[str, list[dict]], view: str = "eval") -> dict[str, dict]:
+    """The leaderboard's statistics over seeds (one value per run: its ``view`` mean per episode and per
+    1,000 steps): per goal the interquartile mean with a stratified-bootstrap interval, and per statistic
+    P(goal A > goal B) with its interval, for every ordered pair of goals. Intervals are named as the
+    leaderboard names them (a 95% CI only from 5 runs per goal)."""
+    keys = [*STATS, *(f"{k}_per_1k" for k in STATS)]
+    runs = min(len(rows) for rows in results.values())
+    summary: dict[str, dict] = {"interval": interval_name([runs]), "runs_per_goal": runs, "goals": {}, "p_better": {}}
+    for goal, rows in results.items():
+        summary["goals"][goal] = {k: (iqm(v := [r[view][k] for r in rows]), *stratified_bootstrap_ci([v]))
+                                  for k in keys}
+    for a in results:
+        for b in results:
+            if a != b:
+                summary["p_better"][f"{a} > {b}"] = {
+                    k: (probability_of_improvement([xa := [r[view][k] for r in results[a]]],
+                                                   [xb := [r[view][k] for r in results[b]]]),
+                        *probability_of_improvement_ci([xa], [xb])) for k in keys}
+    return summary
+
+
+def print_leaderboard_view(summary: dict[str, dict]) -> None:
+    """The summary as the leaderboard prints it: point [low, high], with the interval's name and meaning."""
+    name, runs = summary["interval"], summary["runs_per_goal"]
+    print(f"\nthe leaderboard's statistics over seeds (evaluation episodes; IQM of the runs' means, {name}):")
+    for goal, cells in summary["goals"].items():
+        print(f"{goal:>8} | " + "  ".join(f"{k} {v:.2f} [{lo:.2f}, {hi:.2f}]" for k, (v, lo, hi) in cells.items()))
+    for pair, cells in summary["p_better"].items():
+        print(f"P({pair}) | " + "  ".join(f"{k} {v:.2f} [{lo:.2f}, {hi:.2f}]" for k, (v, lo, hi) in cells.items()))
+    if name != "95% CI":
+        print(interval_meaning(runs))
 
 
 def main() -> int:
@@ -174,7 +210,10 @@ def main() -> int:
         for goal, rows in results.items():
             cells = [mean_se([r[view][k] for r in rows]) for view in ("eval", "train_tail") for k in keys]
             print(f"{goal:>8} | {cells[0]:>14} {cells[1]:>14} | {cells[2]:>14} {cells[3]:>14}")
-    (out / "steering.json").write_text(json.dumps({"args": vars(args), "results": results}, indent=2))
+    summary = leaderboard_view(results)
+    print_leaderboard_view(summary)
+    (out / "steering.json").write_text(json.dumps({"args": vars(args), "results": results,
+                                                   "leaderboard_statistics": summary}, indent=2))
     return 0
 
 
