@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -46,40 +47,73 @@ def run_dirs(out: Path) -> dict[str, Path]:
     return {read_record(p.parent).cell: p.parent for p in (out / "runs").rglob("run.json")}
 
 
-def test_interrupted_grid_resumes_without_redoing_complete_cells(tmp_path):
+@dataclass
+class ResumedGrid:
+    """A two-task grid stopped by Ctrl-C while one cell had finished and another ran, then run again to the end."""
+
+    out: Path
+    interrupted_returncode: int
+    interrupted_stderr: str
+    interrupted_summary: dict
+    complete_before: dict
+    leaderboard_before_resume: bool
+    result: subprocess.CompletedProcess
+
+
+@pytest.fixture(scope="module")
+def resumed_grid(tmp_path_factory) -> ResumedGrid:
+    """The quickstart's shape (none and RND, two seeds, NetHack and Crafter) on small budgets, interrupted once and
+    resumed: the resume test and the leaderboard test read the same grid, so the suite trains it once. NetHack's
+    episodes are long (2-3 end in 4,096 steps, sometimes none): 8,192 steps there, so that every cell has a final
+    value to count."""
+    tmp_path = tmp_path_factory.mktemp("grid")
     path = grid_file(tmp_path, f"""
-        name: resume
-        defaults: {{steps: 16384, {SMALL}}}
-        vary: {{method: [none, rnd], seed: [0, 1]}}
-        set: {{task: nethack:score}}
+        name: board
+        defaults: {{{SMALL}}}
+        blocks:
+          - vary: {{method: [none, rnd], seed: [0, 1]}}
+            tied:
+              - {{task: nethack:score, steps: 8192}}
+              - {{task: crafter:reward-free, steps: 4096}}
     """)
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "llmexplore", "grid", str(path), "--out", str(out), "--jobs", "2",
                              "--quiet", "--no-leaderboard"], env=cli_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 600
+    deadline = time.time() + 900
     while time.time() < deadline:
         done = [r for r in records(out).values() if r.status == "complete"] if (out / "runs").exists() else []
         running = [r for r in records(out).values() if r.status == "running"] if (out / "runs").exists() else []
         if done and running:
             break
+        if proc.poll() is not None:
+            pytest.fail(f"the grid ended before it could be interrupted: {proc.stderr.read()[-3000:]}")
         time.sleep(0.5)
     else:
         proc.kill()
         pytest.fail("never saw one cell complete while another ran")
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 130, stderr[-2000:]
     summary = json.loads((out / "grid.json").read_text())
-    assert summary["interrupted"] is True
-    before = {cell: rec for cell, rec in records(out).items() if rec.status == "complete"}
-    assert before
-    assert not (out / "leaderboard").exists()  # --no-leaderboard
+    complete_before = {cell: rec for cell, rec in records(out).items() if rec.status == "complete"}
+    leaderboard_before_resume = (out / "leaderboard").exists()
+    return ResumedGrid(out=out, interrupted_returncode=proc.returncode, interrupted_stderr=stderr,
+                       interrupted_summary=summary, complete_before=complete_before,
+                       leaderboard_before_resume=leaderboard_before_resume,
+                       result=run_grid(path, out, "--jobs", "2", timeout=1500))
 
-    result = run_grid(path, out, "--jobs", "2")
-    assert result.returncode == 0, result.stderr[-3000:]
+
+def test_interrupted_grid_resumes_without_redoing_complete_cells(resumed_grid):
+    assert resumed_grid.interrupted_returncode == 130, resumed_grid.interrupted_stderr[-2000:]
+    assert resumed_grid.interrupted_summary["interrupted"] is True
+    before = resumed_grid.complete_before
+    assert before
+    assert not resumed_grid.leaderboard_before_resume  # --no-leaderboard
+
+    out = resumed_grid.out
+    assert resumed_grid.result.returncode == 0, resumed_grid.result.stderr[-3000:]
     after = records(out)
-    assert len(after) == 4 and all(r.status == "complete" for r in after.values())
+    assert len(after) == 8 and all(r.status == "complete" for r in after.values())
     for cell, record in before.items():
         assert after[cell].sessions == record.sessions, f"{cell} was redone"
     for cell, run_dir in run_dirs(out).items():
@@ -110,22 +144,10 @@ def test_a_cell_that_always_fails_is_reported_and_the_others_finish(tmp_path):
     assert "test-steady" in md and "Runs not counted" in md and "failed" in md
 
 
-def test_leaderboard_files_and_html_links(tmp_path):
-    # NetHack's episodes are long (2-3 end in 4,096 steps, sometimes none): 8,192 steps there, so that every
-    # cell has a final value to count
-    path = grid_file(tmp_path, f"""
-        name: board
-        defaults: {{{SMALL}}}
-        blocks:
-          - vary: {{method: [none, rnd], seed: [0, 1]}}
-            tied:
-              - {{task: nethack:score, steps: 8192}}
-              - {{task: crafter:reward-free, steps: 4096}}
-    """)
-    out = tmp_path / "out"
-    result = run_grid(path, out, "--jobs", "2", timeout=1500)
+def test_leaderboard_files_and_html_links(resumed_grid):
+    result = resumed_grid.result
     assert result.returncode == 0, result.stderr[-3000:]
-    board = out / "leaderboard"
+    board = resumed_grid.out / "leaderboard"
     for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.tex", "index.html",
                  "curves_nethack-score.png", "curves_crafter-reward-free.png", "achievements_crafter-reward-free.png"):
         assert (board / name).is_file(), name
