@@ -71,6 +71,32 @@ def test_one_row_trained_on_both_sampling_paths_is_refused(tmp_path):
         build_leaderboard(tmp_path / "runs", tmp_path / "board2", reps=50)
 
 
+def _with_streams(run_dir: Path, streams: int, gamma: float = 0.99) -> None:
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text())
+    record["spec"]["train"].update(reward_streams=streams, intrinsic_gamma=gamma, intrinsic_episodic=False)
+    path.write_text(json.dumps(record))
+
+
+def test_one_row_learned_with_one_and_two_reward_streams_is_refused(tmp_path):
+    """RND's default became two reward streams (issue 51): a seed added later to a one-stream row, without the
+    pin, would change the row's method. A record made before the option learned with one stream; two streams
+    with another intrinsic discount are another method too."""
+    _copy(tmp_path, "rnd", 0)  # no reward_streams in its spec: one stream
+    seed1 = _copy(tmp_path, "rnd", 1)
+    _with_streams(seed1, 1)
+    assert build_leaderboard(tmp_path / "runs", tmp_path / "board", reps=50)["markdown"].exists()
+    _with_streams(seed1, 2)
+    with pytest.raises(DataError, match="rnd on nethack:score mixes 2 versions of train.reward_streams") as caught:
+        build_leaderboard(tmp_path / "runs", tmp_path / "board2", reps=50)
+    assert "2 (intrinsic gamma 0.99, non-episodic)" in str(caught.value)
+    _with_streams(tmp_path / "runs" / "rnd" / "seed0", 2, gamma=0.999)
+    with pytest.raises(DataError, match="mixes 2 versions of train.reward_streams"):
+        build_leaderboard(tmp_path / "runs", tmp_path / "board3", reps=50)
+    _with_streams(tmp_path / "runs" / "rnd" / "seed0", 2)
+    assert build_leaderboard(tmp_path / "runs", tmp_path / "board4", reps=50)["markdown"].exists()
+
+
 def test_a_record_that_does_not_state_nle_counts_as_the_1_0_0_every_commit_of_its_time_required(tmp_path):
     """The committed NetHack records (schema 3) name no NLE version: they were made while llmexplore required
     nle==1.0.0, so they share a table with NLE 1.0.0 records and never with an NLE 1.3.0 one."""

@@ -3,8 +3,10 @@
 Why: a new release of a game's simulator (NLE, say) can change the game itself (its dungeon generation,
 messages, speed of play), so scores from two versions are two benchmarks; each family names the record
 keys that carry its game's versions (``EnvFamily.game_version_keys``). Likewise a row judged by the
-embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``), and one sampling
-path (``train.sampling``; a record made before the option ran per-env). A record that does not state a game's
+embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``), one sampling
+path (``train.sampling``; a record made before the option ran per-env) and one critic layout
+(``train.reward_streams``, with the intrinsic stream's discount; a record made before the option ran one
+stream): RND's default became two streams, and a seed added later to a one-stream row would change its method. A record that does not state a game's
 version (written before versions were recorded) counts as the version every commit of that time required
 (``EnvFamily.game_versions_unrecorded``: NLE 1.0.0 for NetHack and MiniHack), and is named as such; where a
 family declares none, it is taken as it is. Two versions in one table are refused, naming the records of each.
@@ -22,6 +24,8 @@ from llmexplore.errors import DataError
 ORACLE_KEY = "oracle_rules_version"
 #: the spec's training key naming the sampling path (per-env or batched; one per table row)
 SAMPLING_KEY = "train.sampling"
+#: the spec's training key naming how the critic learns the rewards (one or two streams; one per table row)
+STREAMS_KEY = "train.reward_streams"
 
 
 def version_conflicts(runs: Iterable[Run]) -> list[str]:
@@ -38,6 +42,7 @@ def version_conflicts(runs: Iterable[Run]) -> list[str]:
         if environment.get(ORACLE_KEY) is not None:
             by_row[(row, ORACLE_KEY)][str(environment[ORACLE_KEY])].append(str(run.path))
         by_row[(row, SAMPLING_KEY)][spec.sampling].append(str(run.path))  # a row is trained on one path
+        by_row[(row, STREAMS_KEY)][spec.reward_streams].append(str(run.path))  # and learns with one critic layout
     problems = []
     for (where, key), versions in [*by_task.items(), *by_row.items()]:
         if len(versions) > 1:

@@ -67,6 +67,16 @@ class RecordedSpec(BaseModel):
         return str(self.train.get("sampling") or "per-env")
 
     @property
+    def reward_streams(self) -> str:
+        """How the run's critic learned the rewards (``train.reward_streams``): ``1`` (one value head on the sum),
+        or ``2`` with the intrinsic stream's discount and episodic flag; a record made before the option ran one."""
+        streams = int(self.train.get("reward_streams") or 1)
+        if streams == 1:
+            return "1"
+        return (f"2 (intrinsic gamma {self.train.get('intrinsic_gamma')}, "
+                f"{'episodic' if self.train.get('intrinsic_episodic') else 'non-episodic'})")
+
+    @property
     def cell(self) -> str:
         """``label/task/seed<N>``, as ``run.spec.cell_id`` names a cell."""
         return f"{self.row_label}/{self.task}/seed{self.seed}"
