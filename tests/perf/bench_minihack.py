@@ -3,6 +3,11 @@ success rate of a uniformly random policy per task (the normalisation's 0).
 
     PYTHONPATH=. python tests/perf/bench_minihack.py [--repeats 5] [--steps 20000] [--train-steps 40000]
     PYTHONPATH=. python tests/perf/bench_minihack.py --random 200     # RANDOM_SUCCESS in family.py
+    PYTHONPATH=. python tests/perf/bench_minihack.py --levels --steps 5000 [--repeats 5]
+
+``--levels``: MultiRoom's resets with MiniHack's own level patcher (its shell script) against
+``envs/minihack/level_patch.py``, interleaved in one run: milliseconds per reset, and the adapter's steps/s
+under random actions (resets included) on multiroom-n2, with medians and their ratio.
 
 Targets (2-core CPU): the adapter within 5% of the raw env (same keys asked of MiniHack, same
 seeded episodes, same actions); `none` training steps/s printed beside NetHack Score's.
@@ -68,6 +73,43 @@ def random_success(task: str, episodes: int, seed: int = 0) -> tuple[float, floa
     return p, float(np.sqrt(p * (1 - p) / episodes))
 
 
+def level_patch_rates(steps: int, own_script: bool) -> tuple[float, float]:
+    """(ms per MultiRoom reset, adapter steps/s with random actions and its resets) with MiniHack's own
+    level patcher (``own_script``) or ``level_patch``; the same seeded episodes either way."""
+    from llmexplore.envs import make_adapter
+
+    env = make_adapter("minihack:multiroom-n2").make_env(seed=0)
+    if own_script:
+        del env.minihack._patch_nhdat  # the class's method again: MiniHack's shell script
+    env.reset()
+    t = time.perf_counter()
+    for _ in range(20):
+        env.reset()
+    per_reset = (time.perf_counter() - t) / 20 * 1e3
+    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
+    t = time.perf_counter()
+    for a in actions:
+        _, _, terminated, truncated, _ = env.step(int(a))
+        if terminated or truncated:
+            env.reset()
+    rate = steps / (time.perf_counter() - t)
+    env.close()
+    return per_reset, rate
+
+
+def compare_level_patchers(repeats: int, steps: int) -> None:
+    """Both patchers interleaved ``repeats`` times; medians and the ratio."""
+    found: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for _ in range(repeats):
+        for own_script in (True, False):
+            found[own_script].append(level_patch_rates(steps, own_script))
+    (script_ms, script_rate), (ours_ms, ours_rate) = ([float(np.median([r[i] for r in found[k]])) for i in (0, 1)]
+                                                      for k in (True, False))
+    print(f"multiroom-n2 reset: MiniHack's script {script_ms:.1f} ms, level_patch {ours_ms:.1f} ms "
+          f"({script_ms / ours_ms:.2f}x faster); random-action steps/s with resets: {script_rate:.0f} -> "
+          f"{ours_rate:.0f} ({ours_rate / script_rate:.2f}x); medians of {repeats}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="interleaved repeats; medians are reported")
@@ -76,7 +118,12 @@ def main() -> None:
     parser.add_argument("--random", type=int, default=0, metavar="EPISODES",
                         help="only measure the random policy's success rate per task over this many episodes")
     parser.add_argument("--tasks", nargs="*", default=None, help="with --random: these tasks only (default: all)")
+    parser.add_argument("--levels", action="store_true",
+                        help="only compare MiniHack's level patcher with level_patch on MultiRoom (resets)")
     args = parser.parse_args()
+    if args.levels:
+        compare_level_patchers(args.repeats, args.steps)
+        return
     if args.random:
         from llmexplore.envs import list_tasks
 

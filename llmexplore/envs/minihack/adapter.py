@@ -16,7 +16,7 @@ from nle import nethack
 from nle.env.base import NLE
 
 from llmexplore.envs.base import EPISODE_STATS_KEY, EnvAdapter
-from llmexplore.envs.minihack import compat
+from llmexplore.envs.minihack import compat, level_patch
 from llmexplore.envs.nethack.adapter import (EXTRA_KEYS, NetHackLanguage, _observation_space, crop_around,
                                              episode_seeds, nethack_action_name)
 from llmexplore.errors import ConfigError, MissingExtraError
@@ -109,12 +109,15 @@ class MiniHackEnv(gym.Env):
 
 def make_minihack(env_id: str, **kwargs: Any) -> Any:
     """The registered MiniHack env itself, without gymnasium's wrappers (MiniHack counts its own steps);
-    ``kwargs`` go to its constructor after the registration's own."""
+    ``kwargs`` go to its constructor after the registration's own. Its later levels are compiled by
+    ``level_patch`` (the same levels, without MiniHack's six-process shell script)."""
     from gymnasium.envs.registration import load_env_creator
 
     spec = gym.spec(env_id)
     creator = spec.entry_point if callable(spec.entry_point) else load_env_creator(spec.entry_point)
-    return creator(**{**spec.kwargs, **kwargs})
+    env = creator(**{**spec.kwargs, **kwargs})
+    level_patch.install(env)
+    return env
 
 
 class MiniHackAdapter(NetHackLanguage, EnvAdapter):
