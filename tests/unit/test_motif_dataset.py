@@ -93,6 +93,10 @@ def test_reward_training_reads_the_published_layout(tmp_path):
     assert config["data"]["label_counts"] == {"first": 2, "second": 2, "tie": 1}
     assert config["data"]["train_pairs"] + config["data"]["val_pairs"] == 5
     assert manifest["annotation"] == "llama70b_msg_defaultgoal_default"
+    # the published layout has no collection record; the manifest is strict JSON (no NaN where nothing agrees)
+    assert manifest["collection"] is None
+    json.loads((tmp_path / "rm" / "manifest.json").read_text(),
+               parse_constant=lambda c: pytest.fail(f"manifest.json holds {c}, which strict JSON readers refuse"))
 
 
 def test_unknown_labels_are_dropped_as_published_or_counted_as_ties_on_request(tmp_path):

@@ -263,7 +263,9 @@ def _train(dataset: str | Path, annotation: str, out: Path, options: RewardTrain
     # sha256), so a run's record can name them through the model (``Motif.artefact_origins``)
     summary = {"dataset": data.fingerprint["dataset"], "annotation": annotation,
                "labels_sha256": data.fingerprint["labels_sha256"], "collection": data.collection,
-               "final": {k: last[k] for k in ("val_loss", "val_accuracy", "val_score_agreement")}}
+               # null, not NaN (which strict JSON readers refuse), where a dataset has no game score to agree with
+               "final": {k: None if math.isnan(last[k]) else last[k]
+                         for k in ("val_loss", "val_accuracy", "val_score_agreement")}}
     artifacts.save_reward_model(out, model.cpu(), mean, var, count, n_unique, z_unique, summary)
     state_path.unlink(missing_ok=True)
     return json.loads((out / artifacts.MANIFEST_FILE).read_text())
