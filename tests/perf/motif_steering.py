@@ -112,18 +112,17 @@ def leaderboard_view(results: dict[str, list[dict]], view: str = "eval") -> dict
     P(goal A > goal B) with its interval, for every ordered pair of goals. Intervals are named as the
     leaderboard names them (a 95% CI only from 5 runs per goal)."""
     keys = [*STATS, *(f"{k}_per_1k" for k in STATS)]
+    values = {goal: {k: [r[view][k] for r in rows] for k in keys} for goal, rows in results.items()}
     runs = min(len(rows) for rows in results.values())
     summary: dict[str, dict] = {"interval": interval_name([runs]), "runs_per_goal": runs, "goals": {}, "p_better": {}}
-    for goal, rows in results.items():
-        summary["goals"][goal] = {k: (iqm(v := [r[view][k] for r in rows]), *stratified_bootstrap_ci([v]))
-                                  for k in keys}
-    for a in results:
-        for b in results:
+    for goal, by_key in values.items():
+        summary["goals"][goal] = {k: (iqm(v), *stratified_bootstrap_ci([v])) for k, v in by_key.items()}
+    for a, by_key_a in values.items():
+        for b, by_key_b in values.items():
             if a != b:
                 summary["p_better"][f"{a} > {b}"] = {
-                    k: (probability_of_improvement([xa := [r[view][k] for r in results[a]]],
-                                                   [xb := [r[view][k] for r in results[b]]]),
-                        *probability_of_improvement_ci([xa], [xb])) for k in keys}
+                    k: (probability_of_improvement([by_key_a[k]], [by_key_b[k]]),
+                        *probability_of_improvement_ci([by_key_a[k]], [by_key_b[k]])) for k in keys}
     return summary
 
 

@@ -6,7 +6,8 @@ keys that carry its game's versions (``EnvFamily.game_version_keys``). Likewise 
 embedded oracle must have one rules version across its seeds (``lm/oracle/versions.py``), one sampling
 path (``train.sampling``; a record made before the option ran per-env) and one critic layout
 (``train.reward_streams``, with the intrinsic stream's discount; a record made before the option ran one
-stream): RND's default became two streams, and a seed added later to a one-stream row would change its method. A record that does not state a game's
+stream): RND's default became two streams, and a seed added later to a one-stream row would change its
+method. A record that does not state a game's
 version (written before versions were recorded) counts as the version every commit of that time required
 (``EnvFamily.game_versions_unrecorded``: NLE 1.0.0 for NetHack and MiniHack), and is named as such; where a
 family declares none, it is taken as it is. Two versions in one table are refused, naming the records of each.

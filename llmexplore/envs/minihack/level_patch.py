@@ -7,8 +7,8 @@ worker's time. Here the level compiler (``lev_comp``) runs directly and the rest
 the move and the level library itself (``dlb_archive``, NetHack's ``dlb cf``): a MultiRoom reset took
 15.9 ms against the script's 36.2 (``tests/perf/bench_minihack.py --levels``). The ``nhdat`` archive
 written is byte for byte the script's (``tests/unit/test_minihack_level_patch.py``), so every level, and
-the distribution of levels, is unchanged. Unlike the script, a compiler that fails raises instead of leaving the previous level in
-place.
+the distribution of levels, is unchanged. Unlike the script, a compiler that fails raises instead of
+leaving the previous level in place.
 
 It reproduces ``scripts/mh_patch_nhdat.sh`` of minihack 1.0.2 (the version llmexplore pins); with any
 other version MiniHack's own script stays in use (``install``).
