@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from tests.perf.common import adapter_rate, median_rate, training_rate
+from tests.perf.common import adapter_rate, median_rate, random_action_rate, training_rate
 
 ADAPTER_TASKS = ("minihack:keyroom-s15", "minihack:river")
 
@@ -86,15 +86,7 @@ def level_patch_rates(steps: int, own_script: bool) -> tuple[float, float]:
     for _ in range(20):
         env.reset()
     per_reset = (time.perf_counter() - t) / 20 * 1e3
-    actions = np.random.default_rng(0).integers(0, env.action_space.n, steps)
-    t = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = env.step(int(a))
-        if terminated or truncated:
-            env.reset()
-    rate = steps / (time.perf_counter() - t)
-    env.close()
-    return per_reset, rate
+    return per_reset, random_action_rate(env, steps)
 
 
 def compare_level_patchers(repeats: int, steps: int) -> None:
