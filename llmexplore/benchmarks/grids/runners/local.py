@@ -52,14 +52,19 @@ def runs_on_this_machine() -> int:
     return len(keys)
 
 
+def cells_sharing_cores(jobs: int) -> int:
+    """How many training processes a cell starting now shares the cores with, itself included: this grid's
+    parallel cells or every run already training on the machine plus this one, whichever is more."""
+    return max(1, jobs, runs_on_this_machine() + 1)
+
+
 def thread_env(jobs: int, cpus: int | None = None) -> dict[str, str]:
     """Split the machine's cores between the cells that will train on it: torch in every cell otherwise
     uses all cores, and N cells then fight over them (measured: several times slower). The split counts
     this grid's parallel cells and every run already training on the machine (another grid's included),
     whichever is more, as this cell starts. A cell whose suite declares ``resources.cpus`` gets that many
     threads, as on Ray and SLURM."""
-    sharing = max(jobs, runs_on_this_machine() + 1)
-    threads = str(cpus if cpus is not None else max(1, usable_cores() // max(1, sharing)))
+    threads = str(cpus if cpus is not None else max(1, usable_cores() // cells_sharing_cores(jobs)))
     env = os.environ.copy()
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env.setdefault(var, threads)
@@ -76,7 +81,7 @@ def busy_machine_warning(cells: Iterable[Cell], jobs: int) -> str | None:
     process spin against every other process on the cores (measured on 2 cores with three grids at once:
     the published Crafter update took 160 s with 2 threads per cell, 24 s with 1)."""
     cores = usable_cores()
-    threads = cores // max(1, jobs, runs_on_this_machine() + 1)
+    threads = cores // cells_sharing_cores(jobs)
     if threads <= 1 or "OMP_NUM_THREADS" in os.environ or not hasattr(os, "getloadavg"):
         return None  # one thread each already, or the user's OMP_NUM_THREADS decides (``thread_env``)
     if not any(c.run is not None and c.run.train.torch_threads is None and "cpus" not in c.resources.model_fields_set
