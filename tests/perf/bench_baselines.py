@@ -1,12 +1,15 @@
 """Training steps/s of the LM-free exploration baselines against `none`, measured in the same run.
 
     PYTHONPATH=. python tests/perf/bench_baselines.py [--repeats 3] [--steps 16384] [--in-order] [--tasks crafter:reward-free nethack:score]
+    PYTHONPATH=. python tests/perf/bench_baselines.py --sampling per-env batched -t num_workers=2 [...]
     PYTHONPATH=. python tests/perf/bench_baselines.py --cpu [--repeats 5]
 
 Each method trains on each task for ``--steps`` env steps with the family's default (serial) settings;
 the rate is measured after a warm-up quarter. Methods are interleaved repeat by repeat, so a change in the
 machine's load hits all of them alike, and the medians are compared. Target: each method at most 15%
-slower than `none` (``ratio`` >= 0.85).
+slower than `none` (``ratio`` >= 0.85). ``--sampling per-env batched`` measures every method on each
+sampling path, each ratio against `none` on the same path (issue 54); ``-t KEY=VALUE`` adds training settings
+to every run (``-t num_workers=2`` for two rollout workers).
 
 ``--cpu`` measures what a method adds in CPU time instead, which a loaded machine disturbs far less than
 wall time: one thread's CPU seconds of ``reward`` and of ``update`` on a learner batch of real observations
@@ -24,7 +27,7 @@ import time
 from pathlib import Path
 
 from llmexplore.number_input import number_type
-from tests.perf.common import training_rate
+from tests.perf.common import train_options, training_rate
 
 METHODS = ("none", "rnd", "e3b", "noveld", "icm")
 #: the row suffix of a method trained with ``-t update_thread=false``
@@ -61,7 +64,7 @@ def method_cpu_per_1000(method: str, task: str, repeats: int) -> tuple[float, fl
         frames.append(obs)
     env.close()
     # C order, as the learner's buffers hold them (stacking Crafter's transposed frames keeps their layout)
-    take = lambda seq: np.ascontiguousarray(np.stack(seq[: rows * (length + 1)])).reshape(  # noqa: E731
+    take = lambda seq: np.ascontiguousarray(np.stack(seq[: rows * (length + 1)])).reshape(
         rows, length + 1, *np.shape(seq[0]))
     batch_obs = {k: torch.as_tensor(take([f[k] for f in frames])) for k in frames[0]}
     batch_obs[ENV_UID_KEY] = (torch.arange(rows, dtype=torch.int32) % envs)[:, None, None].expand(rows, length + 1, 1)
@@ -133,6 +136,10 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=list(METHODS),
                         help="methods to measure; `none`, the baseline of every ratio, is always added")
     parser.add_argument("--cpu", action="store_true", help="CPU time of each method's learner work instead")
+    parser.add_argument("--sampling", nargs="+", choices=["default", "per-env", "batched"], default=["default"],
+                        help="sampling paths to measure (default: the family's); ratios are within a path")
+    parser.add_argument("-t", "--train", action="append", default=[], metavar="KEY=VALUE",
+                        help="a training setting added to every run, e.g. -t num_workers=2")
     parser.add_argument("--in-order", action="store_true",
                         help="also train each method with its update in order (-t update_thread=false), "
                              "interleaved with the rest")
@@ -142,24 +149,29 @@ def main() -> None:
         return
     from llmexplore.methods import get_method
 
-    runs = ["none"] + [m for m in args.methods if m != "none"]
+    base_runs = ["none"] + [m for m in args.methods if m != "none"]
     if args.in_order:  # each method that may train beside PPO, once more with everything in order
-        runs += [f"{m}{IN_ORDER}" for m in runs if m != "none" and get_method(m).update_beside_policy]
+        base_runs += [f"{m}{IN_ORDER}" for m in base_runs if m != "none" and get_method(m).update_beside_policy]
+    settings = train_options(args.train)
     for task in args.tasks:
-        rates: dict[str, list[float]] = {m: [] for m in runs}
-        for _ in range(args.repeats):
-            for run in runs:
-                method, in_order = run.removesuffix(IN_ORDER), run.endswith(IN_ORDER)
-                train = {"update_thread": False} if in_order else {}
-                rates[run].append(training_rate(method, task, args.steps, train_options=train))
-        base = statistics.median(rates["none"])
-        print(f"\n{task}: {args.steps:,} env steps per run, median of {args.repeats} (warm-up quarter excluded)")
-        print("| method | env steps/s (median) | runs | ratio to none |")
-        print("| --- | --- | --- | --- |")
-        for run in runs:
-            median = statistics.median(rates[run])
-            values = ", ".join(f"{r:,.0f}" for r in rates[run])
-            print(f"| {run} | {median:,.0f} | {values} | {median / base:.2f} |")
+        for path in args.sampling:
+            rates: dict[str, list[float]] = {m: [] for m in base_runs}
+            for _ in range(args.repeats):
+                for run in base_runs:
+                    method, in_order = run.removesuffix(IN_ORDER), run.endswith(IN_ORDER)
+                    train = dict(settings, **({"update_thread": False} if in_order else {}))
+                    if path != "default":
+                        train["sampling"] = path
+                    rates[run].append(training_rate(method, task, args.steps, train_options=train))
+            base = statistics.median(rates["none"])
+            print(f"\n{task}, sampling {path}, {settings or 'family defaults'}: {args.steps:,} env steps per run, "
+                  f"median of {args.repeats} (warm-up quarter excluded)")
+            print("| method | env steps/s (median) | runs | ratio to none |")
+            print("| --- | --- | --- | --- |")
+            for run in base_runs:
+                median = statistics.median(rates[run])
+                values = ", ".join(f"{r:,.0f}" for r in rates[run])
+                print(f"| {run} | {median:,.0f} | {values} | {median / base:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
 
 from tests.perf.bench_training import crafter_raw, nethack_raw
-from tests.perf.common import training_rate_and_cpu
+from tests.perf.common import train_options, training_rate_and_cpu
 
 TASKS = {  # task: (raw env rate function, raw env steps per measurement, training budget)
     "nethack:score": (nethack_raw, 20_000, 120_000),
@@ -32,15 +32,6 @@ def raw_rate_and_cpu(raw_fn: Callable[[int], float], steps: int) -> tuple[float,
     return rate, 1e6 * (time.process_time() - cpu) / steps
 
 
-def parse_value(text: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text.lower(), text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="measurements of each figure (medians are printed)")
@@ -53,15 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeats < 1 or args.workers < 1 or not 0 < args.scale <= 100:
         parser.error("--repeats and --workers must be >= 1 and --scale in (0, 100]")
-    train = {"num_workers": args.workers, "network": "small"}
-    for item in args.train:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"-t {item}: expected KEY=VALUE")
-        if key.startswith("sf_args."):  # a raw sample-factory option
-            train.setdefault("sf_args", {})[key.removeprefix("sf_args.")] = parse_value(value)
-        else:
-            train[key] = parse_value(value)
+    train = {"num_workers": args.workers, "network": "small", **train_options(args.train)}
 
     print(f"# {args.method}, training options {train}; medians of {args.repeats} (raw and training interleaved)")
     for task in args.tasks:

@@ -21,8 +21,7 @@ import os
 import statistics
 import time
 
-from tests.perf.bench_overhead import parse_value
-from tests.perf.common import training_rate_and_cpu
+from tests.perf.common import train_options, training_rate_and_cpu
 
 #: family: (task, training budget in env steps at scale 1)
 FAMILIES = {
@@ -87,14 +86,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies every training budget")
     parser.add_argument("-t", "--train", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
-    train = {"num_workers": args.workers}
-    for pair in args.train:
-        key, value = pair.split("=", 1)
-        *outer, last = key.split(".")  # sf_args.worker_num_splits=1 sets one sample-factory option
-        holder = train
-        for part in outer:
-            holder = holder.setdefault(part, {})
-        holder[last] = parse_value(value)
+    train = {"num_workers": args.workers, **train_options(args.train)}
     print(f"# none, {train}, both paths interleaved, median of {args.repeats}; load at start "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     lines = []

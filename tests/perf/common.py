@@ -5,10 +5,37 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from typing import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from llmexplore.agents.training import train
 from llmexplore.benchmarks.run.spec import RunSpec, resolve
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value as an int, a float, a bool ("true"/"false") or else the text itself."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def train_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """Training settings from ``-t KEY=VALUE`` pairs; a dotted key sets a nested one
+    (``sf_args.worker_num_splits=2`` sets one sample-factory option)."""
+    train: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise SystemExit(f"-t {pair}: expected KEY=VALUE, e.g. -t envs_per_worker=16")
+        key, value = pair.split("=", 1)
+        *outer, last = key.split(".")
+        holder = train
+        for part in outer:
+            holder = holder.setdefault(part, {})
+        holder[last] = parse_value(value)
+    return train
 
 
 def median_rate(fn: Callable[[], float], repeats: int) -> tuple[float, list[float]]:
