@@ -1,0 +1,35 @@
+"""The sampling-path equivalence grid (issue 54): each method's two rows differ in the sampling path alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llmexplore.benchmarks.grids.grid_file import load_grid
+
+GRID = Path(__file__).resolve().parents[2] / "configs" / "sampling-equivalence.yaml"
+
+
+def _without_path(cell) -> dict:
+    run = cell.run.model_dump()
+    run.pop("label", None)
+    run["train"].pop("sampling")
+    return run
+
+
+def test_each_methods_two_rows_differ_in_the_sampling_path_alone(tmp_path):
+    cells = load_grid(GRID, out_dir=tmp_path / "out").cells
+    by_row = {}
+    for cell in cells:
+        by_row.setdefault(cell.spec.label, []).append(cell)
+    assert set(by_row) == {f"{method}-{path}" for method in ("none", "rnd", "e3b") for path in ("per-env", "batched")}
+    for label, row in by_row.items():
+        method, path = label.split("-", 1)
+        assert sorted(c.spec.seed for c in row) == [0, 1, 2], label
+        for cell in row:
+            assert cell.spec.method == method and cell.run.train.sampling == path, label
+            assert cell.run.budget == 1_000_000 and cell.run.train.reward_streams == 1, label
+    for method in ("none", "rnd", "e3b"):
+        per_env = {c.spec.seed: c for c in by_row[f"{method}-per-env"]}
+        batched = {c.spec.seed: c for c in by_row[f"{method}-batched"]}
+        for seed, cell in per_env.items():
+            assert _without_path(cell) == _without_path(batched[seed]), (method, seed)
