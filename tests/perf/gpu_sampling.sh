@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 54 on a 16-core GPU machine: training steps/s on the per-env and the batched sampling path, published
-# and small NetHack networks and Crafter, with GPU busy, in one call (about 12 minutes at 60 s a measurement),
+# and small NetHack networks and Crafter, with GPU busy, in one call (about 15 minutes at 60 s a measurement),
 # so that a short stay on a GPU machine is spent measuring. Run from the checkout, once installed
 # (docs/GPU.md, "Installing on an offline GPU machine"):
 #
@@ -39,4 +39,5 @@ bench published-64 --preset published -t envs_per_worker=64
 bench small-64 --preset published -t network=small -t rnn_size=256 -t envs_per_worker=64
 bench crafter-32 --task crafter:reward-free -t envs_per_worker=32 -t batch_size=4096
 bench published-128 --preset published -t envs_per_worker=128
+bench published-64-compiled --preset published -t envs_per_worker=64 -t compile=learner
 cat "$OUT/summary.md"

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from llmexplore.benchmarks.grids.grid_file import load_grid
 
-GRID = Path(__file__).resolve().parents[2] / "configs" / "sampling-equivalence.yaml"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+#: each family's equivalence grid and its task
+GRIDS = {"sampling-equivalence.yaml": "nethack:score", "sampling-equivalence-crafter.yaml": "crafter:reward"}
 
 
 def _without_path(cell) -> dict:
@@ -16,8 +20,10 @@ def _without_path(cell) -> dict:
     return run
 
 
-def test_each_methods_two_rows_differ_in_the_sampling_path_alone(tmp_path):
-    cells = load_grid(GRID, out_dir=tmp_path / "out").cells
+@pytest.mark.parametrize("grid", sorted(GRIDS))
+def test_each_methods_two_rows_differ_in_the_sampling_path_alone(tmp_path, grid):
+    cells = load_grid(CONFIGS / grid, out_dir=tmp_path / "out").cells
+    assert {cell.spec.task for cell in cells} == {GRIDS[grid]}
     by_row = {}
     for cell in cells:
         by_row.setdefault(cell.spec.label, []).append(cell)

@@ -4,6 +4,7 @@ method read."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -176,12 +177,22 @@ def _machine_problems(train: TrainConfig, lm: LMConfig, uses_lm: bool) -> list[t
 
         if not torch.cuda.is_available():
             problems.append(("train", "train.device is 'gpu' but no CUDA device is visible; use 'cpu' or 'auto'"))
+    if train.compile != "off" and train.device == "cpu" and compiler_missing():
+        problems.append(("train", "train.compile='learner' on a CPU needs a C++ compiler for torch.compile and none "
+                                  "was found (g++, c++ or clang++ on PATH, or CXX); install one or use compile=off"))
     if uses_lm:
         try:
             check_lm(lm)
         except UserError as exc:
             problems.append(("lm", str(exc)))
     return problems
+
+
+def compiler_missing() -> bool:
+    """Whether torch.compile's CPU backend would find no C++ compiler (it looks at CXX, then these names)."""
+    import shutil
+
+    return not any(shutil.which(name) for name in (os.environ.get("CXX", ""), "g++", "c++", "clang++") if name)
 
 
 def _check_training(train: TrainConfig, budget: int | None) -> list[tuple[str, str]]:
