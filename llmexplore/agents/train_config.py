@@ -145,7 +145,7 @@ class TrainConfig(BaseModel):
         None, gt=0, description="factor on the env's reward before clipping (> 0); default: the family's")
     reward_clip: float = Field(10.0, gt=0, description="the scaled env reward is clipped to +-this (> 0)")
     rnn_size: int = Field(256, ge=8, description="units of the policy's GRU core (>= 8)")
-    network: Literal["small", "published"] = Field(
+    network: Literal["small", "light", "published"] = Field(
         "small", description="policy network: small (ours, sized for a CPU) or another the task's family "
                              "offers (EnvFamily.networks; `llmexplore options --task T` lists them)")
     preset: str | None = Field(

@@ -78,6 +78,9 @@ FAMILY = EnvFamily(
     networks={
         "small": Network("nethack", "llmexplore.envs.nethack.network:NetHackEncoder",
                          "message, bottom-line stats and a 9x9 crop around the hero, sized for a CPU"),
+        "light": Network("nethack-light", "llmexplore.envs.nethack.network:NetHackLightEncoder",
+                         "the small network's inputs through one 64-unit layer: about a tenth of its arithmetic, "
+                         "a smaller policy for long CPU runs (docs/GPU.md); with the light preset, a 64-unit core"),
         # the NLE baseline network Motif's and ONI's code define (envs/nethack/nle_baseline.py)
         "published": Network("nethack-published", "llmexplore.envs.nethack.nle_baseline:NLEBaselineEncoder",
                              "the NLE baseline network Motif's and ONI's code define (glyphs, crop, stats, message)"),
@@ -87,10 +90,13 @@ FAMILY = EnvFamily(
     presets={
         "published": dict(network="published", num_workers=24, envs_per_worker=20, batch_size=4096,
                           reward_scale=0.1, rnn_size=512, device="gpu"),
+        "light": dict(network="light", rnn_size=64),
     },
     preset_notes={"published": "the APPO setup of Motif's and ONI's NetHack runs (24 workers x 20 envs, batch "
                                "4,096, reward scale 0.1, a 512-unit recurrent core) with the published network, "
-                               "on a GPU"},
+                               "on a GPU",
+                  "light": "ours, not published: the light network and a 64-unit recurrent core, about a tenth of "
+                           "the small network's arithmetic per step, for long runs on a CPU (docs/GPU.md)"},
     novelty_keys=("crop", "blstats"),
     normalization=Normalization("progression", 0.0, 100.0, "BALROG progression in percent: 100 = ascension"),
     extra_columns=("score", "depth", "experience_level", "gold", "kills"),

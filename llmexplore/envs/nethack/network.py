@@ -57,3 +57,39 @@ class NetHackEncoder(Encoder):
     def get_out_size(self) -> int:
         """320, plus 64 when a method adds policy keys."""
         return self.out_size
+
+
+class NetHackLightEncoder(Encoder):
+    """The same three inputs as ``NetHackEncoder`` through one narrow layer (``-t network=light``, and with a
+    64-unit core the ``light`` preset): message [B, 256] bytes, crop [B, 9, 9] characters, blstats [B, 27] ->
+    features [B, 64 (+64 with method keys)].
+
+    Why: on two cores the small network's passes (its convolution, its 320 features into a 256-unit GRU) cost
+    more CPU per env step than NetHack itself, so training reaches about an eighth of what the cores could
+    step; this one costs about a tenth as many multiply-adds. It is a smaller policy, not the same function:
+    it learns differently (docs/GPU.md has its figures) and is never a default."""
+
+    def __init__(self, cfg, obs_space: gym.spaces.Dict, policy_keys: Sequence[str] = ()):
+        super().__init__(cfg)
+        crop = obs_space["crop"].shape
+        self.message_bag = nn.EmbeddingBag(TRIGRAM_BUCKETS, 32, mode="sum")
+        self.char_embedding = nn.Embedding(256, 4)
+        joined = 32 + 4 * crop[0] * crop[1] + obs_space["blstats"].shape[0]
+        self.net = nn.Sequential(nn.Linear(joined, 64), nn.ELU())
+        self.conditioning = ConditioningBranch(obs_space, policy_keys)
+        self.out_size = 64 + self.conditioning.out_size
+
+    def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The message's trigram bag, the embedded crop flattened and the signed-log stats, through one layer,
+        joined with any method keys."""
+        m = obs["message"].long()
+        ids = (m[:, :-2] * 65599 + m[:, 1:-1] * 257 + m[:, 2:]) % TRIGRAM_BUCKETS
+        message = self.message_bag(ids, per_sample_weights=(m[:, 2:] > 0).float())
+        crop = self.char_embedding(obs["crop"].long()).flatten(1)
+        blstats = obs["blstats"].float()
+        blstats = torch.sign(blstats) * torch.log1p(blstats.abs())
+        return self.conditioning.joined([self.net(torch.cat([message, crop, blstats], dim=1))], obs)
+
+    def get_out_size(self) -> int:
+        """64, plus 64 when a method adds policy keys."""
+        return self.out_size
