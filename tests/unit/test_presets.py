@@ -15,7 +15,7 @@ SB3_CNN_POLICY_PARAMETERS = 609_970
 
 
 def test_each_family_owns_its_presets():
-    assert set(family_presets("nethack")) == {"published"}
+    assert set(family_presets("nethack")) == {"published", "light"}
     assert set(family_presets("crafter")) == {"published"}
     assert family_presets("housekeep") == {} and family_presets("unknown") == {}
 
