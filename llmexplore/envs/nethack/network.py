@@ -21,6 +21,14 @@ from llmexplore.networks.encoders import ConditioningBranch
 TRIGRAM_BUCKETS = 4096
 
 
+def message_trigrams(message: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A message's byte trigrams hashed into ``TRIGRAM_BUCKETS`` and their weights, as an ``nn.EmbeddingBag``
+    takes them: [B, 256] bytes -> ids [B, 254], weights [B, 254] (0 where the trigram ends in padding)."""
+    m = message.long()
+    ids = (m[:, :-2] * 65599 + m[:, 1:-1] * 257 + m[:, 2:]) % TRIGRAM_BUCKETS
+    return ids, (m[:, 2:] > 0).float()
+
+
 class NetHackEncoder(Encoder):
     """message [B, 256] bytes, crop [B, 9, 9] characters, blstats [B, 27] -> features [B, 320 (+64 with
     method keys)]: 128 from the message's trigrams, 128 from the crop, 64 from the stats."""
@@ -40,9 +48,7 @@ class NetHackEncoder(Encoder):
         self.out_size = 128 + 128 + 64 + self.conditioning.out_size
 
     def _message(self, message: torch.Tensor) -> torch.Tensor:
-        m = message.long()
-        ids = (m[:, :-2] * 65599 + m[:, 1:-1] * 257 + m[:, 2:]) % TRIGRAM_BUCKETS
-        weights = (m[:, 2:] > 0).float()  # zero padding contributes nothing
+        ids, weights = message_trigrams(message)
         return self.message_head(self.message_bag(ids, per_sample_weights=weights))
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -82,9 +88,8 @@ class NetHackLightEncoder(Encoder):
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         """The message's trigram bag, the embedded crop flattened and the signed-log stats, through one layer,
         joined with any method keys."""
-        m = obs["message"].long()
-        ids = (m[:, :-2] * 65599 + m[:, 1:-1] * 257 + m[:, 2:]) % TRIGRAM_BUCKETS
-        message = self.message_bag(ids, per_sample_weights=(m[:, 2:] > 0).float())
+        ids, weights = message_trigrams(obs["message"])
+        message = self.message_bag(ids, per_sample_weights=weights)
         crop = self.char_embedding(obs["crop"].long()).flatten(1)
         blstats = obs["blstats"].float()
         blstats = torch.sign(blstats) * torch.log1p(blstats.abs())
