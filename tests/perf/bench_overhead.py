@@ -40,11 +40,13 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", choices=sorted(TASKS), default=sorted(TASKS, reverse=True))
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every step count (e.g. 0.25 for a quick look)")
     parser.add_argument("-t", "--train", action="append", default=[], metavar="KEY=VALUE",
-                        help="training option for every training run (network=small is the default)")
+                        help="training option for every training run (the small network unless a -t network "
+                             "or a -t preset names another)")
     args = parser.parse_args()
     if args.repeats < 1 or args.workers < 1 or not 0 < args.scale <= 100:
         parser.error("--repeats and --workers must be >= 1 and --scale in (0, 100]")
-    train = {"num_workers": args.workers, "network": "small", **train_options(args.train)}
+    # the network is left to the run's defaults (small), so that a preset's network applies
+    train = {"num_workers": args.workers, **train_options(args.train)}
 
     print(f"# {args.method}, training options {train}; medians of {args.repeats} (raw and training interleaved)")
     for task in args.tasks:
