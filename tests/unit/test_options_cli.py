@@ -66,7 +66,8 @@ def test_network_and_preset_offer_only_what_the_tasks_family_accepts(capsys):
     rows = {row["key"]: row for row in sections(None, "minihack:keyroom-s5")["train"]}
     assert rows["network"]["values"] == "small" and rows["preset"]["values"] == "(none)"
     rows = {row["key"]: row for row in sections(None, "nethack:score")["train"]}
-    assert rows["network"]["values"] == "small | published" and rows["preset"]["values"] == "published"
+    assert rows["network"]["values"] == "small | light | published"
+    assert rows["preset"]["values"] == "published | light"
     assert main(["options", "--task", "minihack:keyroom-s5"]) == 0
     network_line = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["network"])
     assert "published" not in network_line.split("policy network")[0]
