@@ -165,9 +165,9 @@ class TrainConfig(BaseModel):
     compile: Literal["off", "learner"] = Field(
         "off", description="learner: torch.compile the policy's encoder where it trains (the learner's forward and "
                            "backward passes; acting stays eager, which measured faster at its small batches): the "
-                           "same function to float noise, a faster learner on a CPU (docs/GPU.md), a one-time "
-                           "compile of 10-60 s in the learner's process, and a C++ compiler needed on a CPU; "
-                           "off: eager everywhere (a run made before this option)")
+                           "same function to float noise, no faster end to end on a 2-core CPU as measured "
+                           "(docs/GPU.md), a one-time compile of 10-60 s in the learner's process; needs a C++ "
+                           "compiler on a CPU, triton on a GPU. off: eager everywhere (a run made before this option)")
     torch_threads: int | None = Field(
         None, ge=1, description="intra-op threads for the serial process; default OMP_NUM_THREADS, else 1")
     update_thread: bool = Field(

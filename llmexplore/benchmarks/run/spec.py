@@ -4,6 +4,7 @@ method read."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,9 @@ def _machine_problems(train: TrainConfig, lm: LMConfig, uses_lm: bool) -> list[t
     if train.compile != "off" and train.device == "cpu" and compiler_missing():
         problems.append(("train", "train.compile='learner' on a CPU needs a C++ compiler for torch.compile and none "
                                   "was found (g++, c++ or clang++ on PATH, or CXX); install one or use compile=off"))
+    if train.compile != "off" and train.device == "gpu" and importlib.util.find_spec("triton") is None:
+        problems.append(("train", "train.compile='learner' on a GPU needs triton for torch.compile and it is not "
+                                  "installed; pip install triton (the version your torch names) or use compile=off"))
     if uses_lm:
         try:
             check_lm(lm)
