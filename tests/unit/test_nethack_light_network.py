@@ -36,6 +36,13 @@ def test_the_light_encoder_reads_the_small_networks_inputs_into_64_features():
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in encoder.parameters())
 
 
+def test_a_methods_policy_keys_join_the_light_features_as_they_join_the_small_ones():
+    space = gym.spaces.Dict({**_space().spaces, "skill": gym.spaces.Box(0.0, 1.0, (5,), np.float32)})
+    encoder = NetHackLightEncoder(AttrDict({}), space, policy_keys=("skill",))
+    batch = {**_batch(3), "skill": torch.eye(5)[:3]}
+    assert encoder(batch).shape == (3, 128) == (3, encoder.get_out_size())
+
+
 def test_the_light_encoder_does_about_a_tenth_of_the_small_ones_arithmetic():
     """Counted by torch's FLOP counter (its matrix products and convolutions; the trigram table and the
     character embedding are looked up, not multiplied)."""
