@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from llmexplore.agents.resolved_run import ResolvedRun
 from llmexplore.benchmarks.run.record import read_record
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,3 +80,22 @@ def test_rnd_on_nethack_score(tmp_path):
                     "--out", str(out), "--quiet")
     assert other.returncode == 2 and "holds a different run" in other.stderr
     assert read_record(out).spec.method == "rnd"
+
+
+def test_the_light_preset_and_the_compiled_learner_train_nethack_with_two_workers(tmp_path):
+    """Opt-in speed settings, through the CLI: the light network and core (issue 54), and the encoder compiled
+    in the learner's own process (two rollout workers, so the learner is a process of its own)."""
+    out = tmp_path / "light"
+    result = run_cli("run", "--method", "none", "--task", "nethack:score", "--steps", "16384",
+                     "-t", "preset=light", "-t", "compile=learner", "-t", "num_workers=2",
+                     "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = read_record(out)
+    assert record.status == "complete" and record.env_steps >= 16384
+    train = ResolvedRun.read(out).train  # what it trained with, the preset filled in
+    assert (train.network, train.rnn_size) == ("light", 64)
+    assert (train.compile, train.sampling) == ("learner", "batched")
+    assert np.isfinite(record.final_metrics["progression"])
+    # the policy it saved is the light one: evaluation loads it into the same network
+    evaluated = run_cli("evaluate", str(out), "--episodes", "2", "--workers", "1", "--quiet")
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
